@@ -1,0 +1,70 @@
+//! The engine: both manifests compiled into one [`Catalog`] at start-up, and the pure steps of a
+//! read or a call.
+//!
+//! A read is `uri::parse` → router → parameter rules (all refusals so far are `-32602`, before
+//! any network) → upstream request plan → (the caller sends it) → projection → bounding →
+//! markdown. A call is the same after its arguments are checked against the tool's schema.
+//! Nothing here does I/O or knows a transport; nothing here names a resource or a tool.
+
+pub mod bound;
+mod compile;
+pub mod error;
+pub mod param;
+pub mod project;
+pub mod render;
+pub mod request;
+pub mod resource;
+pub mod schema;
+pub mod template;
+pub mod tool;
+pub mod uri;
+
+use std::collections::HashMap;
+
+pub use compile::compile;
+pub use error::{Error, ErrorTable, Reason};
+use indexmap::IndexMap;
+pub use resource::{Block, Cache, Read, ReadOutput, Resource};
+pub use tool::{Annotations, Call, Tool};
+
+use self::render::Renderer;
+
+/// Everything the manifests declare, compiled.
+#[derive(Debug)]
+pub struct Catalog {
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) router: matchit::Router<usize>,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) tool_index: HashMap<String, usize>,
+    pub errors: ErrorTable,
+    pub(crate) renderer: Renderer,
+    /// Toolset name → description.
+    pub toolsets: IndexMap<String, String>,
+}
+
+impl Catalog {
+    /// Every resource, in manifest order.
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
+    }
+
+    /// Every tool still offered, in manifest order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Keeps only the tools `keep` accepts (read-only mode, toolsets, disabled tools).
+    pub fn retain_tools(&mut self, keep: impl Fn(&Tool) -> bool) {
+        self.tools.retain(|t| keep(t));
+        self.tool_index = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
+    }
+}

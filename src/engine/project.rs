@@ -1,0 +1,566 @@
+//! Projections: the small, flat JSON an agent reasons with, built from the forge's answer.
+//!
+//! A projection is an ordered map of output field → expression, compiled once. Expressions:
+//!
+//! | form | value |
+//! |---|---|
+//! | `$.a.b`, `$.labels[*].name` | RFC 9535 JSONPath on the primary answer; a path with a wildcard, descendant, filter or slice gives a list, any other path one value (`null` when absent) |
+//! | `$name.a` | the same on the answer of the `with:` request called `name` |
+//! | `{var}` | the value of a URI parameter or tool argument |
+//! | `@total_count` | the primary answer's `X-Total-Count` (`null` when not sent) |
+//! | `@answered` | which alternative of the primary request answered (its label; see `fallback`) |
+//! | anything else | the string itself; YAML numbers, booleans and `null` stay what they are |
+//! | a map | a nested object, projected the same way |
+//!
+//! Any expression but a literal may be followed by pipes, applied left to right:
+//! `| first_line`, `| excerpt(N)` (at most N characters, cut on a character boundary, `…`
+//! included), `| default(X)` (X when the value is null or empty; X is a quoted string, a
+//! number, `true`/`false` or a `{var}`), `| count` (length of a list).
+//!
+//! ```
+//! use forgelens::engine::project::{Context, Projection};
+//! let p = Projection::compile_str(&[("title", "$.title"), ("labels", "$.labels[*].name"),
+//!                                    ("subject", "$.body | first_line")], &[]).unwrap();
+//! let doc = serde_json::json!({"title": "T", "labels": [{"name": "bug"}], "body": "one\ntwo"});
+//! let out = p.apply(&Context::of(&doc));
+//! assert_eq!(out, serde_json::json!({"title": "T", "labels": ["bug"], "subject": "one"}));
+//! ```
+
+use serde_json::{Map, Value};
+use serde_json_path::JsonPath;
+use thiserror::Error;
+
+use super::request::Args;
+
+/// Everything an expression may read.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The primary answer.
+    pub primary: &'a Value,
+    /// Each `with:` answer, in declaration order.
+    pub with: &'a [Value],
+    pub args: &'a Args,
+    pub meta: Meta<'a>,
+}
+
+/// Facts about the primary answer that are not in its body.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Meta<'a> {
+    pub total_count: Option<u64>,
+    pub answered: Option<&'a str>,
+}
+
+static NO_ARGS: std::sync::LazyLock<Args> = std::sync::LazyLock::new(Args::new);
+
+impl<'a> Context<'a> {
+    /// A context with one source and nothing else.
+    pub fn of(doc: &'a Value) -> Context<'a> {
+        Context {
+            primary: doc,
+            with: &[],
+            args: &NO_ARGS,
+            meta: Meta::default(),
+        }
+    }
+}
+
+impl<'a> Context<'a> {
+    /// The context of one list item: the item is the primary document.
+    pub fn item(item: &'a Value, args: &'a Args) -> Context<'a> {
+        Context {
+            primary: item,
+            with: &[],
+            args,
+            meta: Meta::default(),
+        }
+    }
+}
+
+/// A compiled projection.
+#[derive(Debug, Clone)]
+pub struct Projection {
+    fields: Vec<(String, Field)>,
+}
+
+/// One compiled output field.
+#[derive(Debug, Clone)]
+pub enum Field {
+    Expr(Expr),
+    Literal(Value),
+    Object(Vec<(String, Field)>),
+}
+
+/// One compiled expression: a base value and its pipes.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    base: Base,
+    pipes: Vec<Pipe>,
+}
+
+#[derive(Debug, Clone)]
+enum Base {
+    Query {
+        source: usize,
+        path: Box<JsonPath>,
+        many: bool,
+    },
+    Arg(String),
+    TotalCount,
+    Answered,
+}
+
+#[derive(Debug, Clone)]
+enum Pipe {
+    FirstLine,
+    Excerpt(usize),
+    Default(Operand),
+    Count,
+}
+
+#[derive(Debug, Clone)]
+enum Operand {
+    Literal(Value),
+    Arg(String),
+}
+
+/// Why an expression does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ExprError {
+    #[error("JSONPath `{path}` does not compile: {message}")]
+    JsonPath { path: String, message: String },
+    #[error("`${0}` names no source; declared: the primary answer (`$`){1}")]
+    Source(String, String),
+    #[error("unknown pipe `{0}`; known: first_line, excerpt(N), default(X), count")]
+    Pipe(String),
+    #[error("pipe `{0}` needs {1}")]
+    PipeArgument(String, &'static str),
+    #[error("unknown meta field `@{0}`; known: @total_count, @answered")]
+    Meta(String),
+    #[error("`{{{0}}}` is not a variable reference")]
+    Arg(String),
+}
+
+impl Expr {
+    /// Compiles `text`; `sources` are the names of the `with:` requests (`$name`).
+    /// A plain string compiles to a literal ([`Expr::literal`] tells).
+    pub fn compile(text: &str, sources: &[&str]) -> Result<Field, ExprError> {
+        compile_expr(text, sources)
+    }
+
+    pub fn eval(&self, ctx: &Context) -> Value {
+        let mut value = match &self.base {
+            Base::Query { source, path, many } => {
+                let doc = match source {
+                    0 => ctx.primary,
+                    i => match ctx.with.get(i - 1) {
+                        Some(doc) => doc,
+                        None => return Value::Null,
+                    },
+                };
+                let nodes = path.query(doc);
+                if *many {
+                    Value::Array(nodes.iter().map(|v| (*v).clone()).collect())
+                } else {
+                    nodes.first().map_or(Value::Null, |v| (*v).clone())
+                }
+            }
+            Base::Arg(name) => ctx.args.get(name).cloned().unwrap_or(Value::Null),
+            Base::TotalCount => ctx.meta.total_count.map_or(Value::Null, Value::from),
+            Base::Answered => ctx.meta.answered.map_or(Value::Null, Value::from),
+        };
+        for pipe in &self.pipes {
+            value = apply_pipe(pipe, value, ctx);
+        }
+        value
+    }
+
+    /// The variables (`{var}`) the expression reads.
+    pub fn args(&self) -> impl Iterator<Item = &str> {
+        let base = match &self.base {
+            Base::Arg(name) => Some(name.as_str()),
+            _ => None,
+        };
+        base.into_iter()
+            .chain(self.pipes.iter().filter_map(|p| match p {
+                Pipe::Default(Operand::Arg(name)) => Some(name.as_str()),
+                _ => None,
+            }))
+    }
+}
+
+impl Field {
+    pub fn eval(&self, ctx: &Context) -> Value {
+        match self {
+            Field::Literal(v) => v.clone(),
+            Field::Object(fields) => Value::Object(apply_fields(fields, ctx)),
+            Field::Expr(e) => e.eval(ctx),
+        }
+    }
+
+    fn collect_args<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Field::Literal(_) => {}
+            Field::Object(fields) => fields.iter().for_each(|(_, f)| f.collect_args(out)),
+            Field::Expr(e) => out.extend(e.args()),
+        }
+    }
+}
+
+impl Projection {
+    pub fn new(fields: Vec<(String, Field)>) -> Projection {
+        Projection { fields }
+    }
+
+    /// Compiles flat `(field, expression)` pairs, stopping at the first error; for tests and docs.
+    pub fn compile_str(fields: &[(&str, &str)], sources: &[&str]) -> Result<Projection, ExprError> {
+        let fields = fields
+            .iter()
+            .map(|(k, v)| Ok(((*k).to_owned(), compile_expr(v, sources)?)))
+            .collect::<Result<Vec<_>, ExprError>>()?;
+        Ok(Projection { fields })
+    }
+
+    /// The identity projection: the whole primary answer.
+    pub fn identity() -> Projection {
+        Projection { fields: Vec::new() }
+    }
+
+    pub fn is_identity(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Builds the output object (or, for the identity projection, a copy of the answer).
+    pub fn apply(&self, ctx: &Context) -> Value {
+        if self.fields.is_empty() {
+            return ctx.primary.clone();
+        }
+        Value::Object(apply_fields(&self.fields, ctx))
+    }
+
+    /// The top-level output field names.
+    pub fn field_names(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// The variables (`{var}`) any field reads.
+    pub fn args(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        for (_, field) in &self.fields {
+            field.collect_args(&mut out);
+        }
+        out
+    }
+}
+
+fn compile_expr(text: &str, sources: &[&str]) -> Result<Field, ExprError> {
+    let mut parts = text.split(" | ");
+    let head = parts.next().unwrap_or("").trim();
+    let pipes = parts.map(compile_pipe).collect::<Result<Vec<_>, _>>()?;
+    let base = if let Some(rest) = head.strip_prefix('$') {
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (name, path_rest) = rest.split_at(name_len);
+        let source = if name.is_empty() {
+            0
+        } else {
+            match sources.iter().position(|s| *s == name) {
+                Some(i) => i + 1,
+                None => {
+                    let declared: String = sources.iter().map(|s| format!(", `${s}`")).collect();
+                    return Err(ExprError::Source(name.to_owned(), declared));
+                }
+            }
+        };
+        let path_text = format!("${path_rest}");
+        let path = JsonPath::parse(&path_text).map_err(|e| ExprError::JsonPath {
+            path: head.to_owned(),
+            message: e.message().to_owned(),
+        })?;
+        Base::Query {
+            source,
+            path: Box::new(path),
+            many: yields_list(path_rest),
+        }
+    } else if let Some(var) = head.strip_prefix('{').and_then(|h| h.strip_suffix('}')) {
+        if !is_name(var) {
+            return Err(ExprError::Arg(var.to_owned()));
+        }
+        Base::Arg(var.to_owned())
+    } else if let Some(meta) = head.strip_prefix('@') {
+        match meta {
+            "total_count" => Base::TotalCount,
+            "answered" => Base::Answered,
+            other => return Err(ExprError::Meta(other.to_owned())),
+        }
+    } else if pipes.is_empty() {
+        return Ok(Field::Literal(Value::String(text.to_owned())));
+    } else {
+        return Err(ExprError::Pipe(format!(
+            "{head} | …: pipes apply to `$…`, `{{var}}` or `@…`"
+        )));
+    };
+    Ok(Field::Expr(Expr { base, pipes }))
+}
+
+fn compile_pipe(text: &str) -> Result<Pipe, ExprError> {
+    let text = text.trim();
+    let (name, arg) = match text.split_once('(') {
+        Some((name, rest)) => match rest.strip_suffix(')') {
+            Some(arg) => (name.trim(), Some(arg.trim())),
+            None => return Err(ExprError::Pipe(text.to_owned())),
+        },
+        None => (text, None),
+    };
+    match (name, arg) {
+        ("first_line", None) => Ok(Pipe::FirstLine),
+        ("count", None) => Ok(Pipe::Count),
+        ("excerpt", Some(n)) => match n.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Pipe::Excerpt(n)),
+            _ => Err(ExprError::PipeArgument(
+                "excerpt".into(),
+                "a positive number of characters",
+            )),
+        },
+        ("excerpt", None) => Err(ExprError::PipeArgument(
+            "excerpt".into(),
+            "a positive number of characters",
+        )),
+        ("default", Some(arg)) => Ok(Pipe::Default(operand(arg)?)),
+        ("default", None) => Err(ExprError::PipeArgument("default".into(), "a value")),
+        _ => Err(ExprError::Pipe(text.to_owned())),
+    }
+}
+
+fn operand(arg: &str) -> Result<Operand, ExprError> {
+    if let Some(var) = arg.strip_prefix('{').and_then(|a| a.strip_suffix('}')) {
+        return if is_name(var) {
+            Ok(Operand::Arg(var.to_owned()))
+        } else {
+            Err(ExprError::Arg(var.to_owned()))
+        };
+    }
+    for quote in ['\'', '"'] {
+        if let Some(s) = arg.strip_prefix(quote).and_then(|a| a.strip_suffix(quote)) {
+            return Ok(Operand::Literal(Value::String(s.to_owned())));
+        }
+    }
+    serde_json::from_str::<Value>(arg)
+        .map(Operand::Literal)
+        .map_err(|_| {
+            ExprError::PipeArgument(
+                "default".into(),
+                "a quoted string, a number, true/false/null or {var}",
+            )
+        })
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether a JSONPath (after `$`) can select more than one node: a wildcard, a descendant
+/// segment, a filter, a slice or a union, outside quoted names.
+fn yields_list(path: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut depth = 0usize;
+    let mut prev = '\0';
+    for c in path.chars() {
+        match quote {
+            Some(q) if c == q && prev != '\\' => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                '*' | '?' => return true,
+                '.' if prev == '.' => return true,
+                ':' | ',' if depth > 0 => return true,
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    false
+}
+
+fn apply_fields(fields: &[(String, Field)], ctx: &Context) -> Map<String, Value> {
+    let mut out = Map::with_capacity(fields.len());
+    for (name, field) in fields {
+        out.insert(name.clone(), field.eval(ctx));
+    }
+    out
+}
+
+fn apply_pipe(pipe: &Pipe, value: Value, ctx: &Context) -> Value {
+    match pipe {
+        Pipe::FirstLine => match value {
+            Value::String(s) => {
+                let line = s.lines().next().unwrap_or("");
+                Value::String(line.to_owned())
+            }
+            other => other,
+        },
+        Pipe::Excerpt(n) => match value {
+            Value::String(s) => Value::String(excerpt(&s, *n)),
+            other => other,
+        },
+        Pipe::Default(operand) => {
+            let empty = match &value {
+                Value::Null => true,
+                Value::String(s) => s.is_empty(),
+                _ => false,
+            };
+            if !empty {
+                return value;
+            }
+            match operand {
+                Operand::Literal(v) => v.clone(),
+                Operand::Arg(name) => ctx.args.get(name).cloned().unwrap_or(Value::Null),
+            }
+        }
+        Pipe::Count => match value {
+            Value::Array(a) => Value::from(a.len()),
+            Value::Null => Value::from(0),
+            other => other,
+        },
+    }
+}
+
+/// At most `max` characters of `text`, ending in `…` when cut; never splits a character.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some(_) => {
+            let keep = max.saturating_sub(1);
+            let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+            let mut out = text[..end].to_owned();
+            out.push('…');
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(fields: &[(&str, &str)], doc: Value) -> Value {
+        let p = Projection::compile_str(fields, &[]).unwrap();
+        p.apply(&Context::of(&doc))
+    }
+
+    #[test]
+    fn singular_and_list_paths() {
+        let doc = json!({"a": {"b": 1}, "l": [{"n": "x"}, {"n": "y"}], "k": {"p": 1, "q": 2}});
+        let out = run(
+            &[
+                ("b", "$.a.b"),
+                ("missing", "$.a.zz"),
+                ("names", "$.l[*].n"),
+                ("first", "$.l[0].n"),
+                ("all", "$..n"),
+                ("slice", "$.l[0:1].n"),
+                ("union", "$.k['p','q']"),
+                ("quoted", "$['a']['b']"),
+            ],
+            doc,
+        );
+        assert_eq!(
+            out,
+            json!({"b": 1, "missing": null, "names": ["x", "y"], "first": "x", "all": ["x", "y"],
+                   "slice": ["x"], "union": [1, 2], "quoted": 1})
+        );
+    }
+
+    #[test]
+    fn pipes() {
+        let doc = json!({"m": "subject\r\nbody", "s": "", "e": "héllo wörld", "l": [1, 2, 3]});
+        let out = run(
+            &[
+                ("subject", "$.m | first_line"),
+                ("state", "$.s | default('unknown')"),
+                ("n", "$.none | default(0)"),
+                ("short", "$.e | excerpt(5)"),
+                ("whole", "$.e | excerpt(11)"),
+                ("count", "$.l | count"),
+                ("literal", "plain text"),
+            ],
+            doc,
+        );
+        assert_eq!(
+            out,
+            json!({"subject": "subject", "state": "unknown", "n": 0, "short": "héll…", "whole": "héllo wörld",
+                   "count": 3, "literal": "plain text"})
+        );
+    }
+
+    #[test]
+    fn named_sources_args_and_meta() {
+        let p = Projection::compile_str(
+            &[
+                ("v", "$.version"),
+                ("max", "$settings.max_response_items"),
+                ("sha", "$.sha | default({sha})"),
+                ("total", "@total_count"),
+                ("who", "@answered"),
+            ],
+            &["settings"],
+        )
+        .unwrap();
+        let primary = json!({"version": "15.0.3", "sha": ""});
+        let settings = json!({"max_response_items": 50});
+        let mut args = Args::new();
+        args.insert("sha".into(), json!("abc"));
+        let with = [settings];
+        let ctx = Context {
+            primary: &primary,
+            with: &with,
+            args: &args,
+            meta: Meta {
+                total_count: Some(7),
+                answered: Some("user"),
+            },
+        };
+        assert_eq!(
+            p.apply(&ctx),
+            json!({"v": "15.0.3", "max": 50, "sha": "abc", "total": 7, "who": "user"})
+        );
+        assert_eq!(p.args(), ["sha"]);
+    }
+
+    #[test]
+    fn compile_errors() {
+        type Matches = fn(&ExprError) -> bool;
+        let cases: &[(&str, Matches)] = &[
+            ("$.x[?", |e| matches!(e, ExprError::JsonPath { .. })),
+            ("$nope.x", |e| matches!(e, ExprError::Source(..))),
+            ("$.x | shout", |e| matches!(e, ExprError::Pipe(_))),
+            ("@when", |e| matches!(e, ExprError::Meta(_))),
+            ("$.x | excerpt(0)", |e| {
+                matches!(e, ExprError::PipeArgument(..))
+            }),
+            ("{a-b}", |e| matches!(e, ExprError::Arg(_))),
+            ("text | first_line", |e| matches!(e, ExprError::Pipe(_))),
+        ];
+        for (text, ok) in cases {
+            let e = Expr::compile(text, &["settings"]).unwrap_err();
+            assert!(ok(&e), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn excerpt_never_splits_a_character() {
+        for (text, max, expected) in [
+            ("abc", 3, "abc"),
+            ("abcd", 3, "ab…"),
+            ("日本語です", 4, "日本語…"),
+            ("", 1, ""),
+        ] {
+            assert_eq!(excerpt(text, max), expected);
+            assert!(excerpt(text, max).chars().count() <= max);
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Request templates: `METHOD /path/{var}?name=value&other={var}`, parsed once, expanded per call.
+//!
+//! Expansion puts each path variable in exactly one segment, percent-encoded; a `{+var}` path
+//! variable may span segments, each encoded alone. An empty value, `.` or `..` is refused in any
+//! segment, so no value can climb out of the manifest's endpoint. A query pair whose variable has
+//! no value is left out.
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::template::encode_component;
+use crate::forge::{Accept, Method, Request};
+
+/// Argument values by name.
+pub type Args = Map<String, Value>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    Var(String),
+    Rest(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum QueryValue {
+    Literal(String),
+    Var(String),
+}
+
+/// A compiled request line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestTemplate {
+    pub method: Method,
+    source: String,
+    path: Vec<Part>,
+    query: Vec<(String, QueryValue)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RequestSyntaxError {
+    #[error("expected `METHOD /path`, e.g. `GET /repos/{{owner}}/{{repo}}`")]
+    Shape,
+    #[error("`{0}` is not one of GET, POST, PUT, PATCH, DELETE")]
+    Method(String),
+    #[error("the path must start with `/`")]
+    Slash,
+    #[error("path segment `{0}` is empty or malformed; a placeholder must be a whole segment")]
+    Segment(String),
+    #[error("`{{+{0}}}` must be the last segment")]
+    RestNotLast(String),
+    #[error("query pair `{0}` is not `name=value` or `name={{var}}`")]
+    Query(String),
+}
+
+/// Why a request could not be expanded from the given values.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ExpandError {
+    #[error("`{0}` is required")]
+    Missing(String),
+    #[error("`{name}` cannot be {why}")]
+    Segment { name: String, why: &'static str },
+}
+
+impl RequestTemplate {
+    pub fn parse(line: &str) -> Result<RequestTemplate, RequestSyntaxError> {
+        let mut words = line.split_whitespace();
+        let (Some(method), Some(target), None) = (words.next(), words.next(), words.next()) else {
+            return Err(RequestSyntaxError::Shape);
+        };
+        let method =
+            Method::parse(method).ok_or_else(|| RequestSyntaxError::Method(method.to_owned()))?;
+        let (path, query) = match target.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (target, None),
+        };
+        let Some(path) = path.strip_prefix('/') else {
+            return Err(RequestSyntaxError::Slash);
+        };
+        let mut parts = Vec::new();
+        for segment in path.split('/') {
+            parts.push(parse_part(segment)?);
+        }
+        if let Some(pos) = parts.iter().position(|p| matches!(p, Part::Rest(_)))
+            && pos + 1 != parts.len()
+            && let Part::Rest(name) = &parts[pos]
+        {
+            return Err(RequestSyntaxError::RestNotLast(name.clone()));
+        }
+        let mut pairs = Vec::new();
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let Some((name, value)) = pair.split_once('=') else {
+                return Err(RequestSyntaxError::Query(pair.to_owned()));
+            };
+            if name.is_empty() {
+                return Err(RequestSyntaxError::Query(pair.to_owned()));
+            }
+            let value = match value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
+                Some(var) if is_name(var) => QueryValue::Var(var.to_owned()),
+                Some(_) => return Err(RequestSyntaxError::Query(pair.to_owned())),
+                None if value.contains(['{', '}']) => {
+                    return Err(RequestSyntaxError::Query(pair.to_owned()));
+                }
+                None => QueryValue::Literal(value.to_owned()),
+            };
+            pairs.push((name.to_owned(), value));
+        }
+        Ok(RequestTemplate {
+            method,
+            source: line.to_owned(),
+            path: parts,
+            query: pairs,
+        })
+    }
+
+    /// The line as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The path with its placeholders, as the swagger writes it: `/repos/{owner}/{repo}`.
+    pub fn path_pattern(&self) -> String {
+        let mut s = String::new();
+        for part in &self.path {
+            s.push('/');
+            match part {
+                Part::Literal(l) => s.push_str(l),
+                Part::Var(v) | Part::Rest(v) => {
+                    s.push('{');
+                    s.push_str(v);
+                    s.push('}');
+                }
+            }
+        }
+        s
+    }
+
+    /// Variables of the path, in order.
+    pub fn path_vars(&self) -> impl Iterator<Item = &str> {
+        self.path.iter().filter_map(|p| match p {
+            Part::Var(v) | Part::Rest(v) => Some(v.as_str()),
+            Part::Literal(_) => None,
+        })
+    }
+
+    /// Query pairs as (upstream name, variable) for those bound to a variable.
+    pub fn query_vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.query.iter().filter_map(|(n, v)| match v {
+            QueryValue::Var(var) => Some((n.as_str(), var.as_str())),
+            QueryValue::Literal(_) => None,
+        })
+    }
+
+    /// Every upstream query name, literal or bound.
+    pub fn query_names(&self) -> impl Iterator<Item = &str> {
+        self.query.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Every placeholder: path variables, then query variables.
+    pub fn placeholders(&self) -> impl Iterator<Item = &str> {
+        self.path_vars().chain(self.query_vars().map(|(_, v)| v))
+    }
+
+    /// Expands the template with `args`; see the module documentation.
+    pub fn expand(&self, args: &Args) -> Result<Request, ExpandError> {
+        let mut path = String::new();
+        for part in &self.path {
+            path.push('/');
+            match part {
+                Part::Literal(l) => path.push_str(l),
+                Part::Var(name) => {
+                    let value =
+                        text_of(args, name).ok_or_else(|| ExpandError::Missing(name.clone()))?;
+                    check_segment(name, &value)?;
+                    path.push_str(&encode_component(&value));
+                }
+                Part::Rest(name) => {
+                    let value =
+                        text_of(args, name).ok_or_else(|| ExpandError::Missing(name.clone()))?;
+                    for (i, segment) in value.split('/').enumerate() {
+                        check_segment(name, segment)?;
+                        if i > 0 {
+                            path.push('/');
+                        }
+                        path.push_str(&encode_component(segment));
+                    }
+                }
+            }
+        }
+        let mut query = Vec::with_capacity(self.query.len());
+        for (name, value) in &self.query {
+            match value {
+                QueryValue::Literal(l) => query.push((name.clone(), l.clone())),
+                QueryValue::Var(var) => {
+                    if let Some(v) = text_of(args, var) {
+                        query.push((name.clone(), v));
+                    }
+                }
+            }
+        }
+        Ok(Request {
+            method: self.method,
+            path,
+            query,
+            body: None,
+            accept: Accept::Json,
+            sudo: None,
+        })
+    }
+}
+
+fn parse_part(segment: &str) -> Result<Part, RequestSyntaxError> {
+    let bad = || RequestSyntaxError::Segment(segment.to_owned());
+    if segment.is_empty() || segment == "." || segment == ".." {
+        return Err(bad());
+    }
+    match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+        Some(inner) => match inner.strip_prefix('+') {
+            Some(name) if is_name(name) => Ok(Part::Rest(name.to_owned())),
+            None if is_name(inner) => Ok(Part::Var(inner.to_owned())),
+            _ => Err(bad()),
+        },
+        None if segment.contains(['{', '}', '?', '#']) => Err(bad()),
+        None => Ok(Part::Literal(segment.to_owned())),
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn check_segment(name: &str, value: &str) -> Result<(), ExpandError> {
+    let why = match value {
+        "" => "empty",
+        "." | ".." => "`.` or `..`",
+        _ => return Ok(()),
+    };
+    Err(ExpandError::Segment {
+        name: name.to_owned(),
+        why,
+    })
+}
+
+/// A value as request text: strings as they are, numbers and booleans printed, arrays joined
+/// with commas (Forgejo's convention for list filters); `None` for null or absent.
+pub fn text_of(args: &Args, name: &str) -> Option<String> {
+    match args.get(name)? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => Some(
+            items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn args(v: Value) -> Args {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn parses_and_expands() {
+        let t = RequestTemplate::parse(
+            "GET /repos/{owner}/{repo}/issues?type=issues&state={state}&labels={labels}",
+        )
+        .unwrap();
+        assert_eq!(t.path_pattern(), "/repos/{owner}/{repo}/issues");
+        assert_eq!(
+            t.placeholders().collect::<Vec<_>>(),
+            ["owner", "repo", "state", "labels"]
+        );
+        let r = t
+            .expand(&args(
+                json!({"owner": "a b", "repo": "r", "labels": ["x", "y"]}),
+            ))
+            .unwrap();
+        assert_eq!(r.path, "/repos/a%20b/r/issues");
+        assert_eq!(
+            r.query,
+            [
+                ("type".to_string(), "issues".to_string()),
+                ("labels".into(), "x,y".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn one_value_is_one_segment() {
+        let t = RequestTemplate::parse("GET /repos/{owner}/{repo}/labels/{id}").unwrap();
+        let r = t
+            .expand(&args(json!({"owner": "../..", "repo": "a/b", "id": 5})))
+            .unwrap();
+        assert_eq!(r.path, "/repos/..%2F../a%2Fb/labels/5");
+        for bad in ["..", ".", ""] {
+            let e = t
+                .expand(&args(json!({"owner": bad, "repo": "r", "id": 1})))
+                .unwrap_err();
+            assert!(matches!(e, ExpandError::Segment { .. }), "{bad:?}");
+        }
+        assert_eq!(
+            t.expand(&args(json!({"owner": "o", "repo": "r"})))
+                .unwrap_err(),
+            ExpandError::Missing("id".into())
+        );
+    }
+
+    #[test]
+    fn rest_spans_segments_each_checked() {
+        let t = RequestTemplate::parse("GET /repos/{owner}/{repo}/raw/{+path}").unwrap();
+        let r = t
+            .expand(&args(
+                json!({"owner": "o", "repo": "r", "path": "docs/a b.md"}),
+            ))
+            .unwrap();
+        assert_eq!(r.path, "/repos/o/r/raw/docs/a%20b.md");
+        for bad in ["docs/../x", "docs//x", "/x", "x/"] {
+            assert!(
+                t.expand(&args(json!({"owner": "o", "repo": "r", "path": bad})))
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_lines() {
+        let cases: &[(&str, RequestSyntaxError)] = &[
+            ("GET", RequestSyntaxError::Shape),
+            ("FETCH /x", RequestSyntaxError::Method("FETCH".into())),
+            ("GET x", RequestSyntaxError::Slash),
+            ("GET /a//b", RequestSyntaxError::Segment("".into())),
+            ("GET /a/../b", RequestSyntaxError::Segment("..".into())),
+            ("GET /a/x{id}", RequestSyntaxError::Segment("x{id}".into())),
+            ("GET /a/{+p}/b", RequestSyntaxError::RestNotLast("p".into())),
+            ("GET /a?b", RequestSyntaxError::Query("b".into())),
+            ("GET /a?b={c", RequestSyntaxError::Query("b={c".into())),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(
+                RequestTemplate::parse(line).as_ref().err(),
+                Some(expected),
+                "{line}"
+            );
+        }
+    }
+}

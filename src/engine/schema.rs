@@ -1,0 +1,299 @@
+//! Tool arguments: the JSON Schema each one is announced with, and the check that holds a call
+//! to it before anything is sent upstream.
+//!
+//! The checker covers the keywords the manifests use — `type`, `enum`, `pattern`, `minimum`,
+//! `maximum`, `maxLength`, `items`, `properties`, `required`, `additionalProperties: false` —
+//! so what `tools/list` announces is exactly what a call is held to.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::param::Rule;
+
+/// How one argument is checked.
+#[derive(Debug, Clone)]
+pub enum Check {
+    /// A named rule (owner names, positive integers, …).
+    Rule(Rule),
+    /// An inline schema.
+    Schema(Schema),
+}
+
+impl Check {
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        match self {
+            Check::Rule(rule) => rule.check_json(value).map_err(|e| format!("must be {e}")),
+            Check::Schema(schema) => schema.check(value),
+        }
+    }
+
+    /// The JSON Schema of the argument (without its description).
+    pub fn schema(&self) -> Map<String, Value> {
+        match self {
+            Check::Rule(rule) => rule.schema(),
+            Check::Schema(schema) => schema.source.clone(),
+        }
+    }
+}
+
+/// A compiled inline JSON Schema.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    source: Map<String, Value>,
+    kind: Option<String>,
+    values: Option<Vec<Value>>,
+    pattern: Option<Regex>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    max_length: Option<usize>,
+    items: Option<Box<Schema>>,
+    properties: Vec<(String, Schema)>,
+    required: Vec<String>,
+    closed: bool,
+}
+
+const TYPES: [&str; 6] = ["string", "integer", "number", "boolean", "array", "object"];
+
+impl Schema {
+    /// Compiles a schema; `Err` says which keyword is wrong.
+    pub fn compile(source: &Map<String, Value>) -> Result<Schema, String> {
+        let kind = match source.get("type") {
+            None => None,
+            Some(Value::String(t)) if TYPES.contains(&t.as_str()) => Some(t.clone()),
+            Some(other) => {
+                return Err(format!("`type` {other} is not one of {}", TYPES.join(", ")));
+            }
+        };
+        let values = match source.get("enum") {
+            None => None,
+            Some(Value::Array(v)) if !v.is_empty() => Some(v.clone()),
+            Some(_) => return Err("`enum` must be a non-empty list".into()),
+        };
+        let pattern = match source.get("pattern") {
+            None => None,
+            Some(Value::String(p)) => {
+                Some(Regex::new(p).map_err(|e| format!("`pattern` does not compile: {e}"))?)
+            }
+            Some(_) => return Err("`pattern` must be a string".into()),
+        };
+        let number = |key: &str| -> Result<Option<f64>, String> {
+            match source.get(key) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_f64()
+                    .map(Some)
+                    .ok_or_else(|| format!("`{key}` must be a number")),
+            }
+        };
+        let items = match source.get("items") {
+            None => None,
+            Some(Value::Object(inner)) => Some(Box::new(Schema::compile(inner)?)),
+            Some(_) => return Err("`items` must be a schema object".into()),
+        };
+        let mut properties = Vec::new();
+        if let Some(props) = source.get("properties") {
+            let Value::Object(props) = props else {
+                return Err("`properties` must be a map".into());
+            };
+            for (name, schema) in props {
+                let Value::Object(schema) = schema else {
+                    return Err(format!("property `{name}` must be a schema object"));
+                };
+                properties.push((
+                    name.clone(),
+                    Schema::compile(schema).map_err(|e| format!("property `{name}`: {e}"))?,
+                ));
+            }
+        }
+        let required = match source.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(r)) => r
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            Some(_) => return Err("`required` must be a list of names".into()),
+        };
+        Ok(Schema {
+            source: source.clone(),
+            kind,
+            values,
+            pattern,
+            minimum: number("minimum")?,
+            maximum: number("maximum")?,
+            max_length: source
+                .get("maxLength")
+                .and_then(Value::as_u64)
+                .map(|n| n as usize),
+            items,
+            properties,
+            required,
+            closed: source.get("additionalProperties") == Some(&Value::Bool(false)),
+        })
+    }
+
+    /// Checks `value`; the error reads after the argument's name ("must be …").
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        if let Some(kind) = &self.kind {
+            let ok = match kind.as_str() {
+                "string" => value.is_string(),
+                "integer" => value.is_i64() || value.is_u64(),
+                "number" => value.is_number(),
+                "boolean" => value.is_boolean(),
+                "array" => value.is_array(),
+                "object" => value.is_object(),
+                _ => false,
+            };
+            if !ok {
+                return Err(format!("must be of type {kind}, not {}", type_name(value)));
+            }
+        }
+        if let Some(values) = &self.values
+            && !values.contains(value)
+        {
+            let list: Vec<String> = values.iter().map(Value::to_string).collect();
+            return Err(format!("must be one of {}", list.join(", ")));
+        }
+        if let Value::String(s) = value {
+            if let Some(p) = &self.pattern
+                && !p.is_match(s)
+            {
+                return Err(format!("must match `{}`", p.as_str()));
+            }
+            if let Some(max) = self.max_length
+                && s.chars().count() > max
+            {
+                return Err(format!("must be at most {max} characters"));
+            }
+        }
+        if let Some(n) = value.as_f64() {
+            if let Some(min) = self.minimum
+                && n < min
+            {
+                return Err(format!("must be at least {min}"));
+            }
+            if let Some(max) = self.maximum
+                && n > max
+            {
+                return Err(format!("must be at most {max}"));
+            }
+        }
+        if let (Some(items), Value::Array(values)) = (&self.items, value) {
+            for (i, v) in values.iter().enumerate() {
+                items.check(v).map_err(|e| format!("item {i} {e}"))?;
+            }
+        }
+        if let Value::Object(map) = value {
+            for name in &self.required {
+                if !map.contains_key(name) {
+                    return Err(format!("needs property `{name}`"));
+                }
+            }
+            for (name, v) in map {
+                match self.properties.iter().find(|(n, _)| n == name) {
+                    Some((_, schema)) => schema
+                        .check(v)
+                        .map_err(|e| format!("property `{name}` {e}"))?,
+                    None if self.closed => return Err(format!("has unknown property `{name}`")),
+                    None => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The JSON type of a value, as JSON Schema names it.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema(v: Value) -> Schema {
+        Schema::compile(v.as_object().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn checks_each_keyword() {
+        let cases: &[(Value, Value, Result<(), &str>)] = &[
+            (json!({"type": "string"}), json!("x"), Ok(())),
+            (
+                json!({"type": "string"}),
+                json!(1),
+                Err("must be of type string, not integer"),
+            ),
+            (
+                json!({"type": "integer", "minimum": 1}),
+                json!(0),
+                Err("must be at least 1"),
+            ),
+            (
+                json!({"type": "integer"}),
+                json!(1.5),
+                Err("must be of type integer, not number"),
+            ),
+            (
+                json!({"enum": ["open", "closed"]}),
+                json!("all"),
+                Err("must be one of \"open\", \"closed\""),
+            ),
+            (
+                json!({"type": "string", "pattern": "^[a-z]+$"}),
+                json!("A"),
+                Err("must match `^[a-z]+$`"),
+            ),
+            (
+                json!({"type": "string", "maxLength": 2}),
+                json!("abc"),
+                Err("must be at most 2 characters"),
+            ),
+            (
+                json!({"type": "array", "items": {"type": "integer"}}),
+                json!([1, "x"]),
+                Err("item 1 must be of type integer, not string"),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
+                json!({"b": 1}),
+                Err("has unknown property `b`"),
+            ),
+            (
+                json!({"type": "object", "required": ["a"]}),
+                json!({}),
+                Err("needs property `a`"),
+            ),
+        ];
+        for (s, v, expected) in cases {
+            let got = schema(s.clone()).check(v);
+            assert_eq!(
+                got.as_ref().map_err(String::as_str).copied(),
+                *expected,
+                "{s} {v}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_bad_schemas() {
+        for bad in [
+            json!({"type": "str"}),
+            json!({"pattern": "("}),
+            json!({"enum": []}),
+            json!({"items": 1}),
+        ] {
+            assert!(Schema::compile(bad.as_object().unwrap()).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! A compiled tool, and the two halves of calling one: checking the arguments and building the
+//! upstream request, then shaping the answer.
+
+use serde_json::{Map, Value, json};
+use serde_json_path::JsonPath;
+
+use super::bound::{self, PageRequest};
+use super::error::Error;
+use super::project::{Context, Meta, Projection};
+use super::request::{Args, RequestTemplate};
+use super::resource::{LIMIT, PAGE};
+use super::schema::{Check, type_name};
+use crate::forge::{Body, Method, Request, Response};
+use crate::manifest::raw::{ArgLocation, Window as WindowKind};
+
+/// The optional argument every tool takes.
+pub const SUDO: &str = "sudo";
+
+/// A compiled tool.
+#[derive(Debug)]
+pub struct Tool {
+    pub name: String,
+    pub title: String,
+    /// The manifest's description followed by the derived notes on paging and `sudo`.
+    pub description: String,
+    pub toolset: String,
+    pub(crate) call: RequestTemplate,
+    pub(crate) args: Vec<Arg>,
+    pub input_schema: Map<String, Value>,
+    pub output_schema: Option<Map<String, Value>>,
+    pub(crate) list: Option<ToolList>,
+    pub(crate) project: Projection,
+    pub annotations: Annotations,
+}
+
+#[derive(Debug)]
+pub(crate) struct Arg {
+    pub name: String,
+    pub check: Check,
+    pub location: ArgLocation,
+    pub required: bool,
+    pub default: Option<Value>,
+}
+
+#[derive(Debug)]
+pub(crate) struct ToolList {
+    pub from: Option<JsonPath>,
+    pub default_limit: u64,
+    pub max_limit: u64,
+    pub window: WindowKind,
+}
+
+/// MCP tool annotations, derived from the method unless the manifest overrides them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// GET reads; DELETE, PUT and PATCH replace or remove state; GET, PUT and DELETE repeat safely.
+    pub fn for_method(method: Method) -> Annotations {
+        Annotations {
+            read_only: method == Method::Get,
+            destructive: matches!(method, Method::Delete | Method::Put | Method::Patch),
+            idempotent: matches!(method, Method::Get | Method::Put | Method::Delete),
+            open_world: true,
+        }
+    }
+}
+
+/// A checked call, ready to send.
+#[derive(Debug)]
+pub struct Call<'c> {
+    pub tool: &'c Tool,
+    args: Args,
+    page: Option<PageRequest>,
+    sudo: Option<String>,
+}
+
+impl Tool {
+    /// The method of the upstream call.
+    pub fn method(&self) -> Method {
+        self.call.method
+    }
+
+    /// The tool's largest page size (1 for a tool that does not page).
+    pub fn max_limit(&self) -> u64 {
+        self.list.as_ref().map_or(1, |l| l.max_limit)
+    }
+
+    /// Checks `arguments` against the input schema; nothing is sent when this fails.
+    pub fn prepare(&self, arguments: Map<String, Value>) -> Result<Call<'_>, Error> {
+        let mut args = Args::new();
+        let mut sudo = None;
+        let mut page = None;
+        let mut limit = None;
+        for (name, value) in arguments {
+            if name == SUDO {
+                match value {
+                    Value::String(s) if !s.trim().is_empty() => sudo = Some(s),
+                    Value::Null => {}
+                    other => {
+                        return Err(Error::invalid(format!(
+                            "argument `sudo` must be a non-empty user name, not {}",
+                            type_name(&other)
+                        )));
+                    }
+                }
+                continue;
+            }
+            if let Some(list) = &self.list
+                && (name == PAGE || name == LIMIT)
+            {
+                let max = if name == PAGE {
+                    u64::MAX
+                } else {
+                    list.max_limit
+                };
+                let n = value
+                    .as_u64()
+                    .filter(|n| (1..=max).contains(n))
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "argument `{name}` must be an integer from 1{}, not {value}",
+                            if name == LIMIT {
+                                format!(" to {max}")
+                            } else {
+                                String::new()
+                            }
+                        ))
+                    })?;
+                if name == PAGE {
+                    page = Some(n)
+                } else {
+                    limit = Some(n)
+                }
+                continue;
+            }
+            let Some(arg) = self.args.iter().find(|a| a.name == name) else {
+                return Err(Error::invalid(format!(
+                    "unknown argument `{name}` for {}; it takes: {}",
+                    self.name,
+                    self.argument_names().join(", ")
+                )));
+            };
+            if value.is_null() && !arg.required {
+                continue;
+            }
+            arg.check
+                .check(&value)
+                .map_err(|e| Error::invalid(format!("argument `{name}` {e}")))?;
+            args.insert(name, value);
+        }
+        for arg in &self.args {
+            if args.contains_key(&arg.name) {
+                continue;
+            }
+            match &arg.default {
+                Some(default) => {
+                    args.insert(arg.name.clone(), default.clone());
+                }
+                None if arg.required => {
+                    return Err(Error::invalid(format!(
+                        "missing required argument `{}`",
+                        arg.name
+                    )));
+                }
+                None => {}
+            }
+        }
+        let page = self
+            .list
+            .as_ref()
+            .map(|l| PageRequest::new(page, Some(limit.unwrap_or(l.default_limit)), l.max_limit));
+        Ok(Call {
+            tool: self,
+            args,
+            page,
+            sudo,
+        })
+    }
+
+    fn argument_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.args.iter().map(|a| a.name.as_str()).collect();
+        if self.list.is_some() {
+            names.extend([PAGE, LIMIT]);
+        }
+        names.push(SUDO);
+        names
+    }
+}
+
+impl Call<'_> {
+    /// The upstream request of the call.
+    pub fn request(&self) -> Result<Request, Error> {
+        let mut request = self
+            .tool
+            .call
+            .expand(&self.args)
+            .map_err(|e| Error::invalid(format!("argument {e}")))?;
+        if let (Some(list), Some(page)) = (&self.tool.list, self.page)
+            && list.window == WindowKind::Upstream
+        {
+            request.query.push((PAGE.into(), page.page.to_string()));
+            request.query.push((LIMIT.into(), page.limit.to_string()));
+        }
+        let mut body = Map::new();
+        for arg in &self.tool.args {
+            if let Some(value) = self.args.get(&arg.name) {
+                match arg.location {
+                    ArgLocation::Body => {
+                        body.insert(arg.name.clone(), value.clone());
+                    }
+                    ArgLocation::Query if !self.tool.call.placeholders().any(|p| p == arg.name) => {
+                        let text =
+                            super::request::text_of(&self.args, &arg.name).unwrap_or_default();
+                        request.query.push((arg.name.clone(), text));
+                    }
+                    ArgLocation::Path | ArgLocation::Query => {}
+                }
+            }
+        }
+        if !body.is_empty() {
+            request.body = Some(Value::Object(body));
+        }
+        request.sudo = self.sudo.clone();
+        Ok(request)
+    }
+
+    /// The structured result of the call from the forge's answer.
+    pub fn finish(&self, response: Response) -> Value {
+        let body = response.body.json();
+        let ctx = Context {
+            primary: &body,
+            with: &[],
+            args: &self.args,
+            meta: Meta {
+                total_count: response.total_count,
+                answered: None,
+            },
+        };
+        if let (Some(list), Some(page)) = (&self.tool.list, self.page) {
+            let items = match &list.from {
+                Some(path) => path.query(&body).first().cloned(),
+                None => Some(body.clone()),
+            };
+            let items = match items {
+                Some(Value::Array(items)) => items,
+                _ => Vec::new(),
+            };
+            let window = match list.window {
+                WindowKind::Upstream => {
+                    bound::upstream_page(items, page, response.total_count, response.has_next)
+                }
+                WindowKind::Server => bound::server_page(items, page),
+            };
+            let mut out = Map::new();
+            out.insert("page".into(), page.page.into());
+            out.insert("limit".into(), page.limit.into());
+            if let Some(total) = window.total {
+                out.insert("total_count".into(), total.into());
+            }
+            out.insert("has_more".into(), window.has_more.into());
+            if window.has_more {
+                out.insert("next_page".into(), (page.page + 1).into());
+            }
+            let items: Vec<Value> = window
+                .items
+                .iter()
+                .map(|i| self.tool.project.apply(&Context::item(i, &self.args)))
+                .collect();
+            out.insert("items".into(), Value::Array(items));
+            return Value::Object(out);
+        }
+        if matches!(response.body, Body::Empty) {
+            return json!({"ok": true, "status": response.status});
+        }
+        match self.tool.project.apply(&ctx) {
+            Value::Object(map) => Value::Object(map),
+            other => json!({ "result": other }),
+        }
+    }
+}

@@ -1,0 +1,542 @@
+//! The HTTP client: the only code that talks to the forge.
+//!
+//! Rules it enforces for every request:
+//!
+//! - `Authorization: token …` (marked sensitive) when a token is given; `Sudo` when asked.
+//! - In read-only mode, anything but GET is refused before it is sent.
+//! - Redirects are followed by hand: only for GET, at most [`MAX_REDIRECTS`] hops, and a hop to
+//!   another origin drops `Authorization` and `Sudo`.
+//! - GETs are retried on 429 (when `Retry-After` fits the budget) and on 500/502/503/504, with
+//!   exponential backoff and jitter; other methods are never retried.
+//! - Bodies are read in chunks and refused past the size cap, without buffering the rest.
+//! - Errors name the instance and the request, never a credential.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use reqwest::{StatusCode, Url};
+
+use super::{Accept, Body, ForgeError, Method, Request, Response, Token};
+
+/// Most redirect hops followed for one GET.
+pub const MAX_REDIRECTS: usize = 5;
+/// How much of an error body is kept for the message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// Longest excerpt of an unexpected body quoted in an error.
+const EXCERPT_CHARS: usize = 200;
+
+/// Settings of the client; the defaults are the documented ones.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// The instance, e.g. `https://codeberg.org` (without `/api/v1`).
+    pub base_url: Url,
+    pub connect_timeout: Duration,
+    /// Whole-request timeout: headers and body.
+    pub timeout: Duration,
+    /// Largest response body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Extra attempts for a retryable GET.
+    pub max_retries: u32,
+    /// First backoff delay; doubled on each retry, plus up to as much jitter.
+    pub backoff: Duration,
+    /// Longest `Retry-After` honoured by waiting; a longer one fails at once.
+    pub max_retry_after: Duration,
+    /// Refuse every method but GET.
+    pub read_only: bool,
+}
+
+impl ClientOptions {
+    pub fn new(base_url: Url) -> ClientOptions {
+        ClientOptions {
+            base_url,
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            max_body_bytes: 8 * 1024 * 1024,
+            max_retries: 2,
+            backoff: Duration::from_millis(200),
+            max_retry_after: Duration::from_secs(5),
+            read_only: false,
+        }
+    }
+}
+
+/// The forge client: one connection pool per instance; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    api: Url,
+    options: ClientOptions,
+}
+
+impl Client {
+    pub fn new(options: ClientOptions) -> Result<Client, ForgeError> {
+        let mut default_headers = HeaderMap::new();
+        default_headers.insert(
+            header::USER_AGENT,
+            HeaderValue::from_static(concat!("forgelens/", env!("CARGO_PKG_VERSION"))),
+        );
+        let http = reqwest::Client::builder()
+            .default_headers(default_headers)
+            .connect_timeout(options.connect_timeout)
+            .timeout(options.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build()
+            .map_err(|e| ForgeError::Connect {
+                url: options.base_url.to_string(),
+                detail: error_chain(&e),
+            })?;
+        let api = api_root(&options.base_url);
+        Ok(Client { http, api, options })
+    }
+
+    /// The instance URL, for messages.
+    pub fn instance(&self) -> &Url {
+        &self.options.base_url
+    }
+
+    /// Sends `request`, retrying a GET where that is safe.
+    pub async fn send(
+        &self,
+        request: &Request,
+        token: Option<&Token>,
+    ) -> Result<Response, ForgeError> {
+        if self.options.read_only && request.method != Method::Get {
+            return Err(ForgeError::ReadOnly {
+                request: request.describe(),
+            });
+        }
+        let mut attempt = 0;
+        let mut waited = Duration::ZERO;
+        loop {
+            let result = self.send_once(request, token).await;
+            let Err(error) = &result else { return result };
+            let Some(delay) = self.retry_delay(request, error, attempt, waited) else {
+                return result;
+            };
+            tracing::debug!(request = %request.describe(), attempt, ?delay, "retrying");
+            tokio::time::sleep(delay).await;
+            waited += delay;
+            attempt += 1;
+        }
+    }
+
+    /// How long to wait before retrying, or `None` when the error is final.
+    fn retry_delay(
+        &self,
+        request: &Request,
+        error: &ForgeError,
+        attempt: u32,
+        waited: Duration,
+    ) -> Option<Duration> {
+        if request.method != Method::Get || attempt >= self.options.max_retries {
+            return None;
+        }
+        match error {
+            ForgeError::Status {
+                status: 429,
+                retry_after,
+                ..
+            } => {
+                let wait = retry_after.unwrap_or(self.options.backoff);
+                (waited + wait <= self.options.max_retry_after).then_some(wait)
+            }
+            ForgeError::Status {
+                status: 500 | 502 | 503 | 504,
+                ..
+            } => {
+                let base = self.options.backoff * 2u32.pow(attempt);
+                Some(base + jitter(base))
+            }
+            _ => None,
+        }
+    }
+
+    async fn send_once(
+        &self,
+        request: &Request,
+        token: Option<&Token>,
+    ) -> Result<Response, ForgeError> {
+        let started = Instant::now();
+        let mut url = self.url_for(request);
+        let mut same_origin = true;
+        for _ in 0..=MAX_REDIRECTS {
+            let mut builder = self
+                .http
+                .request(reqwest_method(request.method), url.clone());
+            builder = builder.header(
+                header::ACCEPT,
+                match request.accept {
+                    Accept::Json => "application/json",
+                    Accept::Text => "text/plain, */*",
+                },
+            );
+            if same_origin {
+                if let Some(token) = token {
+                    let mut value = HeaderValue::from_str(&token.header_value()).map_err(|_| {
+                        ForgeError::Connect {
+                            url: self.instance().to_string(),
+                            detail: "the token contains characters a header cannot carry".into(),
+                        }
+                    })?;
+                    value.set_sensitive(true);
+                    builder = builder.header(header::AUTHORIZATION, value);
+                }
+                if let Some(sudo) = &request.sudo {
+                    builder = builder.header("Sudo", sudo.as_str());
+                }
+            }
+            if let Some(body) = &request.body {
+                builder = builder.json(body);
+            }
+            let response = builder
+                .send()
+                .await
+                .map_err(|e| self.transport_error(request, &e))?;
+            let status = response.status();
+            if status.is_redirection() {
+                let location = response
+                    .headers()
+                    .get(header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned();
+                if request.method != Method::Get {
+                    return Err(ForgeError::Redirect {
+                        request: request.describe(),
+                        location,
+                        why: "only GET requests follow redirects",
+                    });
+                }
+                let next = url.join(&location).map_err(|_| ForgeError::Redirect {
+                    request: request.describe(),
+                    location: location.clone(),
+                    why: "the location is not a URL",
+                })?;
+                same_origin = same_origin && next.origin() == self.api.origin();
+                url = next;
+                continue;
+            }
+            let result = self.read(request, response).await;
+            tracing::debug!(
+                request = %request.describe(),
+                status = status.as_u16(),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "forge answered"
+            );
+            return result;
+        }
+        Err(ForgeError::Redirect {
+            request: request.describe(),
+            location: url.to_string(),
+            why: "too many redirects",
+        })
+    }
+
+    fn url_for(&self, request: &Request) -> Url {
+        let mut url = self.api.clone();
+        // The path is already encoded segment by segment; appending keeps that encoding.
+        let joined = format!("{}{}", url.path().trim_end_matches('/'), request.path);
+        url.set_path(&joined);
+        if !request.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(request.query.iter());
+        }
+        url
+    }
+
+    async fn read(
+        &self,
+        request: &Request,
+        mut response: reqwest::Response,
+    ) -> Result<Response, ForgeError> {
+        let status = response.status();
+        let headers = response.headers().clone();
+        if !status.is_success() {
+            let bytes = read_capped(&mut response, ERROR_BODY_LIMIT, true)
+                .await
+                .unwrap_or_default();
+            return Err(ForgeError::Status {
+                status: status.as_u16(),
+                request: request.describe(),
+                message: error_message(status, &bytes),
+                retry_after: retry_after(&headers),
+            });
+        }
+        let limit = self.options.max_body_bytes;
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(ForgeError::TooLarge {
+                request: request.describe(),
+                limit,
+            });
+        }
+        let bytes = read_capped(&mut response, limit, false)
+            .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => ForgeError::TooLarge {
+                    request: request.describe(),
+                    limit,
+                },
+                ReadError::Transport(e) => self.transport_error(request, &e),
+            })?;
+        let body = if bytes.is_empty() || status == StatusCode::NO_CONTENT {
+            Body::Empty
+        } else {
+            match request.accept {
+                Accept::Json => Body::Json(serde_json::from_slice(&bytes).map_err(|e| {
+                    ForgeError::Unreadable {
+                        request: request.describe(),
+                        status: status.as_u16(),
+                        detail: format!(
+                            "expected JSON, got {} ({e}): {}",
+                            content_type(&headers),
+                            excerpt(&bytes)
+                        ),
+                    }
+                })?),
+                Accept::Text => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
+            }
+        };
+        Ok(Response {
+            status: status.as_u16(),
+            total_count: headers
+                .get("x-total-count")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok()),
+            has_next: link_has_next(&headers),
+            body,
+        })
+    }
+
+    fn transport_error(&self, request: &Request, error: &reqwest::Error) -> ForgeError {
+        let url = self.instance().to_string();
+        if error.is_timeout() {
+            ForgeError::Timeout {
+                url,
+                request: request.describe(),
+                seconds: self.options.timeout.as_secs(),
+            }
+        } else if error.is_connect() {
+            ForgeError::Connect {
+                url,
+                detail: error_chain(error),
+            }
+        } else {
+            ForgeError::Unreadable {
+                request: request.describe(),
+                status: error.status().map_or(0, |s| s.as_u16()),
+                detail: error_chain(error),
+            }
+        }
+    }
+}
+
+enum ReadError {
+    TooLarge,
+    Transport(reqwest::Error),
+}
+
+/// Reads the body chunk by chunk; past `limit` it stops (or, when `truncate`, keeps the start).
+async fn read_capped(
+    response: &mut reqwest::Response,
+    limit: usize,
+    truncate: bool,
+) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(ReadError::Transport)? {
+        if bytes.len() + chunk.len() > limit {
+            if truncate {
+                bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
+                return Ok(bytes);
+            }
+            return Err(ReadError::TooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+/// `https://host/prefix` → `https://host/prefix/api/v1`.
+fn api_root(base: &Url) -> Url {
+    let mut api = base.clone();
+    let path = format!("{}/api/v1", base.path().trim_end_matches('/'));
+    api.set_path(&path);
+    api.set_query(None);
+    api.set_fragment(None);
+    api
+}
+
+fn reqwest_method(method: Method) -> reqwest::Method {
+    match method {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Put => reqwest::Method::PUT,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Delete => reqwest::Method::DELETE,
+    }
+}
+
+/// The forge's own message from an error body (`{"message": …}` and friends), else an excerpt.
+fn error_message(status: StatusCode, bytes: &[u8]) -> String {
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        let mut parts = Vec::new();
+        if let Some(m) = value
+            .get("message")
+            .and_then(|m| m.as_str())
+            .filter(|m| !m.is_empty())
+        {
+            parts.push(m.to_owned());
+        }
+        if let Some(errors) = value.get("errors").and_then(|e| e.as_array()) {
+            for e in errors {
+                match e {
+                    serde_json::Value::String(s) if !s.is_empty() => parts.push(s.clone()),
+                    serde_json::Value::Object(_) => parts.push(e.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        if !parts.is_empty() {
+            return parts.join("; ");
+        }
+    }
+    if bytes.is_empty() {
+        status.canonical_reason().unwrap_or("no message").to_owned()
+    } else {
+        excerpt(bytes)
+    }
+}
+
+/// The first characters of a body, whitespace folded.
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let folded: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = folded.chars().take(EXCERPT_CHARS).collect();
+    if folded.chars().count() > EXCERPT_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("no content type")
+        .to_owned()
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is not used by Forgejo).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers
+        .get(header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+/// Whether the `Link` header has a `rel="next"` link; `None` without a `Link` header.
+fn link_has_next(headers: &HeaderMap) -> Option<bool> {
+    let mut seen = false;
+    for value in headers.get_all(header::LINK) {
+        seen = true;
+        let Ok(text) = value.to_str() else { continue };
+        for link in text.split(',') {
+            let has_next = link.split(';').skip(1).any(|param| {
+                let param = param.trim().to_ascii_lowercase();
+                param == "rel=\"next\"" || param == "rel=next"
+            });
+            if has_next {
+                return Some(true);
+            }
+        }
+    }
+    seen.then_some(false)
+}
+
+/// Up to `base` of pseudo-random extra delay, so retries of many callers spread out.
+fn jitter(base: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    base.mul_f64(f64::from(nanos % 1000) / 1000.0)
+}
+
+/// An error and its causes on one line (reqwest's own message hides the useful cause).
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(e) = source {
+        let s = e.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        source = e.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_root_keeps_a_path_prefix() {
+        let cases = [
+            ("https://codeberg.org", "https://codeberg.org/api/v1"),
+            ("https://example.com/git/", "https://example.com/git/api/v1"),
+            ("http://127.0.0.1:3000/", "http://127.0.0.1:3000/api/v1"),
+        ];
+        for (base, api) in cases {
+            assert_eq!(api_root(&Url::parse(base).unwrap()).as_str(), api, "{base}");
+        }
+    }
+
+    #[test]
+    fn link_header_next() {
+        let mut h = HeaderMap::new();
+        assert_eq!(link_has_next(&h), None);
+        h.insert(
+            header::LINK,
+            HeaderValue::from_static("<https://x/api/v1/a?page=1>; rel=\"first\""),
+        );
+        assert_eq!(link_has_next(&h), Some(false));
+        h.append(
+            header::LINK,
+            HeaderValue::from_static(
+                "<https://x/api/v1/a?page=3>; rel=\"next\",<https://x/a?page=9>; rel=\"last\"",
+            ),
+        );
+        assert_eq!(link_has_next(&h), Some(true));
+    }
+
+    #[test]
+    fn error_messages_come_from_the_forge() {
+        let cases: &[(&[u8], &str)] = &[
+            (br#"{"message":"token does not have at least one of required scope(s): [read:repository]","url":"x"}"#,
+             "token does not have at least one of required scope(s): [read:repository]"),
+            (br#"{"message":"","errors":["title is required"]}"#, "title is required"),
+            (b"<html><body>Bad   Gateway</body></html>", "<html><body>Bad Gateway</body></html>"),
+            (b"", "Not Found"),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(error_message(StatusCode::NOT_FOUND, body), *expected);
+        }
+    }
+
+    #[test]
+    fn urls_keep_segment_encoding() {
+        let client = Client::new(ClientOptions::new(
+            Url::parse("http://127.0.0.1:1/x").unwrap(),
+        ))
+        .unwrap();
+        let mut request = Request::get("/repos/a%2Fb/r%20s/raw/docs/a%3F.md");
+        request.query = vec![("ref".into(), "feature/x y".into())];
+        assert_eq!(
+            client.url_for(&request).as_str(),
+            "http://127.0.0.1:1/x/api/v1/repos/a%2Fb/r%20s/raw/docs/a%3F.md?ref=feature%2Fx+y"
+        );
+    }
+}

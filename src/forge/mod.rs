@@ -1,0 +1,176 @@
+//! The forge: requests to a Forgejo or Gitea instance's `/api/v1`, and what comes back.
+//!
+//! The data types here ([`Request`], [`Response`], [`ForgeError`]) are what the engine plans and
+//! reads; [`Client`] is the one place that speaks HTTP: authentication, `Sudo`, timeouts,
+//! retries, redirects, the response-size cap and status classification. Nothing here knows MCP
+//! or the manifests.
+
+mod client;
+mod token;
+
+use std::time::Duration;
+
+pub use client::{Client, ClientOptions};
+use serde_json::Value;
+use thiserror::Error;
+pub use token::Token;
+
+/// HTTP methods the manifests may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn parse(s: &str) -> Option<Method> {
+        Some(match s {
+            "GET" => Method::Get,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// How the body of a response is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Accept {
+    #[default]
+    Json,
+    /// Raw text (a file's content, a diff, a log).
+    Text,
+}
+
+/// One upstream request, fully expanded: the path is encoded and relative to `/api/v1`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub method: Method,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub body: Option<Value>,
+    pub accept: Accept,
+    /// Act as this user (`Sudo` header; needs an admin token).
+    pub sudo: Option<String>,
+}
+
+impl Request {
+    pub fn get(path: impl Into<String>) -> Request {
+        Request {
+            method: Method::Get,
+            path: path.into(),
+            query: Vec::new(),
+            body: None,
+            accept: Accept::Json,
+            sudo: None,
+        }
+    }
+
+    /// `GET /path?query` as shown in messages and logs (never with credentials).
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} {}", self.method.as_str(), self.path);
+        for (i, (k, v)) in self.query.iter().enumerate() {
+            s.push(if i == 0 { '?' } else { '&' });
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v);
+        }
+        s
+    }
+}
+
+/// A successful upstream answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub status: u16,
+    /// `X-Total-Count`, when the forge sent it.
+    pub total_count: Option<u64>,
+    /// Whether a `Link` header had `rel="next"`; `None` when there was no `Link` header.
+    pub has_next: Option<bool>,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Json(Value),
+    Text(String),
+    /// 204 and other bodiless answers.
+    Empty,
+}
+
+impl Body {
+    /// The body as JSON (`null` when empty; a string when it was text).
+    pub fn json(&self) -> Value {
+        match self {
+            Body::Json(v) => v.clone(),
+            Body::Text(t) => Value::String(t.clone()),
+            Body::Empty => Value::Null,
+        }
+    }
+}
+
+/// Why an upstream request failed.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ForgeError {
+    /// The forge answered with an error status.
+    #[error("the forge answered {status} to {request}: {message}")]
+    Status {
+        status: u16,
+        request: String,
+        /// The forge's own message (from its JSON error body) or a short excerpt of the body.
+        message: String,
+        /// How long the forge asked us to wait (429), when it said.
+        retry_after: Option<Duration>,
+    },
+    #[error("could not reach the forge at {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("the forge at {url} did not answer {request} within {seconds}s")]
+    Timeout {
+        url: String,
+        request: String,
+        seconds: u64,
+    },
+    #[error("the forge's answer to {request} is larger than the {limit}-byte cap")]
+    TooLarge { request: String, limit: usize },
+    #[error("unexpected response to {request} (status {status}): {detail}")]
+    Unreadable {
+        request: String,
+        status: u16,
+        detail: String,
+    },
+    #[error("the forge redirected {request} to {location}; {why}")]
+    Redirect {
+        request: String,
+        location: String,
+        why: &'static str,
+    },
+    #[error("read-only mode: {request} was not sent (only GET requests leave the process)")]
+    ReadOnly { request: String },
+}
+
+impl ForgeError {
+    /// The upstream status, when the forge answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ForgeError::Status { status, .. } | ForgeError::Unreadable { status, .. } => {
+                Some(*status)
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! forgelens: an MCP server that serves a Forgejo or Gitea instance to AI agents.
+//!
+//! The whole MCP surface is data: `resources.yaml` and `tools.yaml` declare every resource and
+//! tool, and one generic engine serves them. The modules follow the data flow:
+//!
+//! - [`manifest`] — the two manifests as written: sources, raw serde types, diagnostics.
+//! - [`engine`] — the manifests compiled into a catalog: router, URI templates, parameter
+//!   rules, request templates, projections, bounding, markdown; pure, no I/O.
+//! - [`forge`] — the HTTP client to the forge: auth, retries, timeouts, the body cap.
+//! - [`service`] — a catalog joined to a forge client: one read or call, end to end.
+//! - [`mcp`] — the rmcp adapter and its transports.
+//! - [`config`], [`cli`], [`lint`] — the command line around them.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod forge;
+pub mod lint;
+pub mod manifest;
+pub mod mcp;
+pub mod service;
+
+pub use cli::run;

@@ -1,0 +1,191 @@
+//! The two manifests as written: where they come from, how they are parsed, and what is wrong
+//! with them.
+//!
+//! `resources.yaml` and `tools.yaml` are compiled into the binary; `--resources` / `--tools`
+//! (or `FORGELENS_RESOURCES` / `FORGELENS_TOOLS`) replace them at run time. Parsing yields the
+//! raw types of [`raw`]; a YAML or type error becomes a [`Diagnostic`] naming the file, line and
+//! column. This module knows nothing of the engine, the forge or MCP.
+
+pub mod checks;
+pub mod diagnostic;
+pub mod raw;
+
+use std::path::Path;
+
+pub use diagnostic::{Diagnostic, FileId, Finding, Pos};
+use serde::de::DeserializeOwned;
+
+/// The resource manifest compiled into the binary.
+pub const BUILTIN_RESOURCES: &str = include_str!("../../resources.yaml");
+/// The tool manifest compiled into the binary.
+pub const BUILTIN_TOOLS: &str = include_str!("../../tools.yaml");
+
+/// The text of one manifest and the name diagnostics use for it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+impl Source {
+    /// The built-in manifest for `file`.
+    pub fn builtin(file: FileId) -> Source {
+        let (name, text) = match file {
+            FileId::Resources => ("resources.yaml", BUILTIN_RESOURCES),
+            FileId::Tools => ("tools.yaml", BUILTIN_TOOLS),
+        };
+        Source {
+            name: name.to_owned(),
+            text: text.to_owned(),
+        }
+    }
+
+    /// Reads a manifest from disk.
+    pub fn read(path: &Path) -> std::io::Result<Source> {
+        Ok(Source {
+            name: path.display().to_string(),
+            text: std::fs::read_to_string(path)?,
+        })
+    }
+
+    /// The file given, or the built-in one.
+    pub fn from_option(path: Option<&Path>, file: FileId) -> std::io::Result<Source> {
+        match path {
+            Some(p) => Source::read(p),
+            None => Ok(Source::builtin(file)),
+        }
+    }
+}
+
+/// Both manifests' sources.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub resources: Source,
+    pub tools: Source,
+}
+
+impl Sources {
+    pub fn builtin() -> Sources {
+        Sources {
+            resources: Source::builtin(FileId::Resources),
+            tools: Source::builtin(FileId::Tools),
+        }
+    }
+
+    pub fn name(&self, file: FileId) -> &str {
+        match file {
+            FileId::Resources => &self.resources.name,
+            FileId::Tools => &self.tools.name,
+        }
+    }
+
+    /// Names a compiler finding with its file.
+    pub fn diagnostic(&self, finding: &Finding) -> Diagnostic {
+        Diagnostic::new(
+            self.name(finding.pos.file),
+            finding.pos.line,
+            finding.pos.column,
+            finding.code,
+            finding.message.clone(),
+        )
+    }
+}
+
+/// Both manifests, parsed.
+#[derive(Debug)]
+pub struct Manifests {
+    pub resources: raw::ResourceManifest,
+    pub tools: raw::ToolManifest,
+}
+
+/// Parses both manifests, reporting the errors of both when both are broken.
+pub fn parse(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
+    let resources = parse_one::<raw::ResourceManifest>(&sources.resources);
+    let tools = parse_one::<raw::ToolManifest>(&sources.tools);
+    match (resources, tools) {
+        (Ok(resources), Ok(tools)) => Ok(Manifests { resources, tools }),
+        (r, t) => Err(r.err().into_iter().chain(t.err()).collect()),
+    }
+}
+
+fn parse_one<T: DeserializeOwned>(source: &Source) -> Result<T, Diagnostic> {
+    serde_saphyr::from_str::<T>(&source.text).map_err(|e| yaml_diagnostic(&source.name, &e))
+}
+
+/// Turns a deserializer error into a one-line diagnostic, classified by what went wrong.
+fn yaml_diagnostic(file: &str, err: &serde_saphyr::Error) -> Diagnostic {
+    let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
+    let plain = err.render_with_options(serde_saphyr::render_options! {
+        snippets: serde_saphyr::SnippetMode::Off,
+    });
+    let message = plain_message(&plain);
+    let code = if message.contains("unknown field") {
+        checks::UNKNOWN_KEY
+    } else if message.starts_with("invalid ")
+        || ["missing field", "unknown variant"]
+            .iter()
+            .any(|m| message.contains(m))
+    {
+        checks::WRONG_TYPE
+    } else {
+        checks::YAML_SYNTAX
+    };
+    Diagnostic::new(file, line, column, code, message)
+}
+
+/// The message of a rendered deserializer error without its `error: line L column C:` prefix.
+fn plain_message(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or(rendered);
+    let rest = first.strip_prefix("error: ").unwrap_or(first);
+    let rest = match rest.strip_prefix("line ") {
+        Some(r) => r.split_once(": ").map_or(r, |(_, m)| m),
+        None => rest,
+    };
+    let rest = match rest.rfind(" at line ") {
+        Some(i) if rest[i..].contains("column") => &rest[..i],
+        _ => rest,
+    };
+    rest.trim_end_matches(|c: char| c == '.' || c.is_whitespace())
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diag(yaml: &str) -> Diagnostic {
+        let source = Source {
+            name: "r.yaml".into(),
+            text: yaml.into(),
+        };
+        parse_one::<raw::ResourceManifest>(&source).unwrap_err()
+    }
+
+    const ERRORS: &str = "errors:\n  status: {\"404\": not_found}\n  codes: {not_found: -32003}\n";
+
+    #[test]
+    fn unknown_key_is_positioned_and_classified() {
+        let d = diag(&format!("{ERRORS}bogus: 1\n"));
+        assert_eq!((d.line, d.column, d.code), (4, 1, checks::UNKNOWN_KEY));
+        assert!(d.message.contains("unknown field `bogus`"), "{}", d.message);
+        assert!(d.to_string().starts_with("r.yaml:4:1: error[FL002]: "));
+    }
+
+    #[test]
+    fn syntax_error_is_positioned() {
+        let d = diag("errors: {status: [\n");
+        assert_eq!(d.code, checks::YAML_SYNTAX);
+        assert_eq!(d.line, 1);
+    }
+
+    #[test]
+    fn wrong_type_is_classified() {
+        let d = diag(&format!("{ERRORS}defaults: {{cap: many}}\n"));
+        assert_eq!((d.line, d.code), (4, checks::WRONG_TYPE), "{d}");
+    }
+
+    #[test]
+    fn builtin_manifests_parse() {
+        parse(&Sources::builtin()).expect("the built-in manifests parse");
+    }
+}

@@ -1,0 +1,141 @@
+//! Engine values → rmcp protocol types, in one place: templates, resources, read results with
+//! their cache hints, tools with their annotations, tool results, errors, and cursor paging.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    Annotations, CacheScope, CallToolResult, ContentBlock, ErrorCode, ReadResourceResult,
+    Resource as McpResource, ResourceContents, ResourceTemplate, Role, Tool as McpTool,
+    ToolAnnotations,
+};
+use serde_json::{Value, json};
+
+use super::PAGE_SIZE;
+use crate::engine::{Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
+
+/// Immutable resources are for the assistant and always worth reading.
+fn immutable_annotations() -> Annotations {
+    Annotations::default()
+        .with_audience(vec![Role::Assistant])
+        .with_priority(1.0)
+}
+
+pub fn template(resource: &Resource) -> ResourceTemplate {
+    let mut t = ResourceTemplate::new(resource.template.as_str(), &resource.name)
+        .with_title(&resource.title)
+        .with_description(&resource.description)
+        .with_mime_type("application/json");
+    if matches!(resource.cache, Cache::Immutable { .. }) {
+        t = t.with_annotations(immutable_annotations());
+    }
+    t
+}
+
+pub fn concrete(resource: &Resource) -> McpResource {
+    let mut r = McpResource::new(resource.template.as_str(), &resource.name)
+        .with_title(&resource.title)
+        .with_description(&resource.description)
+        .with_mime_type("application/json");
+    if matches!(resource.cache, Cache::Immutable { .. }) {
+        r = r.with_annotations(immutable_annotations());
+    }
+    r
+}
+
+pub fn read_result(uri: &str, output: ReadOutput, with_token: bool) -> ReadResourceResult {
+    let contents = output
+        .blocks
+        .into_iter()
+        .map(|b| ResourceContents::TextResourceContents {
+            uri: uri.to_owned(),
+            mime_type: Some(b.mime.to_owned()),
+            text: b.text,
+            meta: None,
+        })
+        .collect();
+    let mut result = ReadResourceResult::new(contents);
+    if let Cache::Immutable { ttl_ms } = output.cache {
+        result = result.with_ttl_ms(ttl_ms);
+    }
+    if with_token {
+        result = result.with_cache_scope(CacheScope::Private);
+    }
+    result
+}
+
+/// The wire error of a failed read: code from the manifest's table, `data` =
+/// `{uri, reason, upstream_status?}`.
+pub fn error(table: &ErrorTable, uri: &str, error: &Error) -> ErrorData {
+    let reason = table.reason(error);
+    let mut data = json!({"uri": uri, "reason": reason.as_str()});
+    if let Some(status) = error.upstream_status() {
+        data["upstream_status"] = json!(status);
+    }
+    ErrorData::new(
+        ErrorCode(table.code(reason)),
+        table.message(error),
+        Some(data),
+    )
+}
+
+pub fn tool(tool: &Tool) -> McpTool {
+    let a = tool.annotations;
+    let annotations = ToolAnnotations::with_title(&tool.title)
+        .read_only(a.read_only)
+        .destructive(a.destructive)
+        .idempotent(a.idempotent)
+        .open_world(a.open_world);
+    let mut t = McpTool::new(
+        tool.name.clone(),
+        tool.description.clone(),
+        Arc::new(tool.input_schema.clone()),
+    )
+    .with_title(&tool.title)
+    .with_annotations(annotations);
+    if let Some(schema) = &tool.output_schema {
+        t = t.with_raw_output_schema(Arc::new(schema.clone()));
+    }
+    t
+}
+
+/// A successful call: the structured result, and the same JSON as text for clients that read
+/// only text.
+pub fn tool_success(value: Value) -> CallToolResult {
+    CallToolResult::structured(value)
+}
+
+/// A failed call: an `isError` result whose text says what happened and what to do.
+pub fn tool_failure(message: String, cause: Option<(Reason, Option<u16>)>) -> CallToolResult {
+    let prefix = match cause {
+        Some((reason, Some(status))) => format!("{reason} (forge status {status}): "),
+        Some((reason, None)) => format!("{reason}: "),
+        None => String::new(),
+    };
+    CallToolResult::error(vec![ContentBlock::text(format!("{prefix}{message}"))])
+}
+
+/// One page of `items` from an opaque cursor (the offset as decimal text).
+pub fn page<T>(items: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n <= items.len())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!(
+                        "invalid cursor `{c}`; pass back the nextCursor of the previous answer"
+                    ),
+                    Some(json!({"reason": Reason::InvalidParams.as_str()})),
+                )
+            })?,
+    };
+    let end = (start + PAGE_SIZE).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((
+        items.into_iter().skip(start).take(end - start).collect(),
+        next,
+    ))
+}

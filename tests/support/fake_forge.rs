@@ -1,0 +1,350 @@
+//! A fake Forgejo on 127.0.0.1: the project's own fixtures served the way the real forge serves
+//! them, and a log of every request it received.
+//!
+//! What it imitates, because forgelens depends on it:
+//!
+//! - `/api/v1` paths; unknown paths answer 404 with Forgejo's JSON error body.
+//! - Offset paging of lists: `page` (from 1) and `limit` (default 30, at most 50), the
+//!   `X-Total-Count` header, and `Link` with `rel="next"` only for routes that send one.
+//! - Lists that ignore paging (issue comments): the whole list whatever is asked.
+//! - Private repositories: 404 without a token, 403 naming the missing scope for a token
+//!   without it ([`NO_SCOPE_TOKEN`]), the content for [`GOOD_TOKEN`].
+//! - Fault modes per route (status, delay, body) for the error tests.
+//!
+//! It is ready when `start` returns: the listener is bound before the address is handed out.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// A token with every scope.
+pub const GOOD_TOKEN: &str = "good-token-0123456789";
+/// A token the forge knows but that lacks the repository scope.
+pub const NO_SCOPE_TOKEN: &str = "scopeless-token-9876543210";
+
+/// One request as the fake forge saw it.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub method: String,
+    /// The path under `/api/v1`, still percent-encoded as sent.
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub headers: HashMap<String, String>,
+    pub body: Option<Value>,
+}
+
+impl Logged {
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+}
+
+/// What a route answers.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A JSON body with status 200 (201 for POST).
+    Json(Value),
+    /// A list, paged by `page`/`limit`, with `X-Total-Count` and optionally `Link`.
+    List { items: Vec<Value>, link: bool },
+    /// A list returned whole, whatever `page`/`limit` say (and no paging headers).
+    Whole(Vec<Value>),
+    /// A JSON body that is paged like a list on `inner` (the combined status): `inner` is cut
+    /// by `page`/`limit`, `total_count` in the body counts the page, `X-Total-Count` counts all.
+    PagedObject { body: Value, inner: String },
+    /// Raw text (a file's content).
+    Text(String),
+    /// Any status with a JSON body.
+    Status(u16, Value),
+    /// No body (204).
+    NoContent,
+    /// Raw bytes with a content type (an HTML error page, truncated JSON, …).
+    Raw {
+        status: u16,
+        content_type: String,
+        body: Vec<u8>,
+    },
+}
+
+#[derive(Debug, Default)]
+struct World {
+    routes: HashMap<(String, String), Reply>,
+    private_repos: HashSet<String>,
+    delays: HashMap<String, Duration>,
+    log: Vec<Logged>,
+}
+
+/// A running fake forge.
+pub struct FakeForge {
+    addr: SocketAddr,
+    world: Arc<Mutex<World>>,
+}
+
+impl FakeForge {
+    /// Starts an empty forge; add routes with [`FakeForge::route`] or use [`FakeForge::standard`].
+    pub async fn start() -> FakeForge {
+        let world = Arc::new(Mutex::new(World::default()));
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(world.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener
+            .local_addr()
+            .expect("a bound listener has an address");
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .await
+                .expect("the fake forge serves");
+        });
+        FakeForge { addr, world }
+    }
+
+    /// Starts the forge with the standard world of `fixtures`.
+    pub async fn standard() -> FakeForge {
+        let forge = FakeForge::start().await;
+        super::fixtures::populate(&forge);
+        forge
+    }
+
+    /// The instance URL to give forgelens.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Adds or replaces the answer to `METHOD /path` (the path under `/api/v1`, decoded).
+    pub fn route(&self, method: &str, path: &str, reply: Reply) -> &FakeForge {
+        self.world
+            .lock()
+            .unwrap()
+            .routes
+            .insert((method.to_owned(), path.to_owned()), reply);
+        self
+    }
+
+    /// Makes `owner/repo` private.
+    pub fn private_repo(&self, full_name: &str) -> &FakeForge {
+        self.world
+            .lock()
+            .unwrap()
+            .private_repos
+            .insert(full_name.to_owned());
+        self
+    }
+
+    /// Delays every answer to `path` (decoded, under `/api/v1`).
+    pub fn delay(&self, path: &str, delay: Duration) -> &FakeForge {
+        self.world
+            .lock()
+            .unwrap()
+            .delays
+            .insert(path.to_owned(), delay);
+        self
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<Logged> {
+        self.world.lock().unwrap().log.clone()
+    }
+
+    /// Forgets the requests received so far.
+    pub fn clear_log(&self) {
+        self.world.lock().unwrap().log.clear();
+    }
+}
+
+async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Response {
+    let method = request.method().clone();
+    let uri = request.uri().clone();
+    let headers = request.headers().clone();
+    let bytes: Bytes = axum::body::to_bytes(request.into_body(), 16 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let raw_path = uri.path().to_owned();
+    let query: Vec<(String, String)> = uri
+        .query()
+        .map(|q| {
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                    (decode_query(k), decode_query(v))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let logged_path = raw_path
+        .strip_prefix("/api/v1")
+        .unwrap_or(&raw_path)
+        .to_owned();
+    let path = decode_path(&logged_path);
+    let (reply, private, delay) = {
+        let mut w = world.lock().unwrap();
+        w.log.push(Logged {
+            method: method.to_string(),
+            path: logged_path.clone(),
+            query: query.clone(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+                .collect(),
+            body: serde_json::from_slice(&bytes).ok(),
+        });
+        let private = w
+            .private_repos
+            .iter()
+            .any(|r| path.starts_with(&format!("/repos/{r}/")) || path == format!("/repos/{r}"));
+        (
+            w.routes.get(&(method.to_string(), path.clone())).cloned(),
+            private,
+            w.delays.get(&path).copied(),
+        )
+    };
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    if !raw_path.starts_with("/api/v1/") {
+        return not_found(&raw_path);
+    }
+    if private {
+        match token_of(&headers).as_deref() {
+            Some(GOOD_TOKEN) => {}
+            Some(NO_SCOPE_TOKEN) => {
+                return (
+                    StatusCode::FORBIDDEN,
+                    axum::Json(json!({
+                        "message": "token does not have at least one of required scope(s): [read:repository]",
+                        "url": "http://fake/api/swagger"
+                    })),
+                )
+                    .into_response();
+            }
+            _ => return not_found(&raw_path),
+        }
+    }
+    let Some(reply) = reply else {
+        return not_found(&raw_path);
+    };
+    answer(reply, &method, &query, &raw_path)
+}
+
+fn answer(reply: Reply, method: &Method, query: &[(String, String)], path: &str) -> Response {
+    let get = |name: &str| {
+        query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let page: usize = get("page")
+        .and_then(|v| v.parse().ok())
+        .filter(|&p| p > 0)
+        .unwrap_or(1);
+    let limit: usize = get("limit")
+        .and_then(|v| v.parse().ok())
+        .filter(|&l| l > 0)
+        .unwrap_or(30)
+        .min(50);
+    let cut = |items: &[Value]| -> Vec<Value> {
+        items
+            .iter()
+            .skip((page - 1) * limit)
+            .take(limit)
+            .cloned()
+            .collect()
+    };
+    match reply {
+        Reply::Json(body) => {
+            let status = if *method == Method::POST {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            (status, axum::Json(body)).into_response()
+        }
+        Reply::List { items, link } => {
+            let mut headers = HeaderMap::new();
+            headers.insert("x-total-count", HeaderValue::from(items.len()));
+            if link {
+                let last = items.len().div_ceil(limit).max(1);
+                let mut links = Vec::new();
+                if page < last {
+                    links.push(format!(
+                        "<http://fake{path}?page={}&limit={limit}>; rel=\"next\"",
+                        page + 1
+                    ));
+                }
+                links.push(format!(
+                    "<http://fake{path}?page={last}&limit={limit}>; rel=\"last\""
+                ));
+                headers.insert("link", HeaderValue::from_str(&links.join(",")).unwrap());
+            }
+            (headers, axum::Json(Value::Array(cut(&items)))).into_response()
+        }
+        Reply::Whole(items) => axum::Json(Value::Array(items)).into_response(),
+        Reply::PagedObject { mut body, inner } => {
+            let all = body[&inner].as_array().cloned().unwrap_or_default();
+            let shown = cut(&all);
+            body["total_count"] = json!(shown.len());
+            body[&inner] = Value::Array(shown);
+            let mut headers = HeaderMap::new();
+            headers.insert("x-total-count", HeaderValue::from(all.len()));
+            (headers, axum::Json(body)).into_response()
+        }
+        Reply::Text(text) => {
+            ([("content-type", "text/plain; charset=utf-8")], text).into_response()
+        }
+        Reply::Status(status, body) => {
+            (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response()
+        }
+        Reply::NoContent => StatusCode::NO_CONTENT.into_response(),
+        Reply::Raw {
+            status,
+            content_type,
+            body,
+        } => Response::builder()
+            .status(status)
+            .header("content-type", content_type)
+            .body(Body::from(body))
+            .unwrap(),
+    }
+}
+
+fn not_found(path: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(json!({"errors": null, "message": "The target couldn't be found.", "url": format!("http://fake{path}")})),
+    )
+        .into_response()
+}
+
+fn token_of(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    matches!(scheme.to_ascii_lowercase().as_str(), "token" | "bearer").then(|| token.to_owned())
+}
+
+fn decode_path(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+fn decode_query(s: &str) -> String {
+    decode_path(&s.replace('+', " "))
+}
