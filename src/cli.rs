@@ -192,7 +192,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
 }
 
 fn serve(args: &ServeArgs) -> ExitCode {
-    init_logging(args.log_level.as_deref(), "info");
+    init_logging(args.log_level.as_deref(), "forgelens=info,rmcp=warn");
     let service = match start(args) {
         Ok(s) => Arc::new(s),
         Err((message, code)) => return fail(&message, code),

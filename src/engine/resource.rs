@@ -196,6 +196,17 @@ impl Resource {
         &self.params
     }
 
+    /// Every bound the resource enforces: (embedded field or `None` for the page, cap, tool).
+    pub fn bounds(&self) -> Vec<(Option<&str>, u64, &str)> {
+        match &self.shape {
+            Shape::List { cap, tool, .. } => vec![(None, *cap, tool.as_str())],
+            Shape::Entity { embeds, .. } => embeds
+                .iter()
+                .map(|e| (Some(e.field.as_str()), e.cap, e.tool.as_str()))
+                .collect(),
+        }
+    }
+
     /// Whether the resource has no variables (it is listed by `resources/list`).
     pub fn is_concrete(&self) -> bool {
         self.template.vars().next().is_none()
