@@ -7,6 +7,7 @@ mod support;
 
 mod cli;
 mod commits;
+mod docs;
 mod guards;
 mod labels;
 mod paging;

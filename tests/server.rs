@@ -115,3 +115,55 @@ async fn an_invalid_list_cursor_is_invalid_params() {
     }
     server.stop().await;
 }
+
+/// An entity the built-in manifest does not have, added by a manifest file alone.
+#[tokio::test]
+async fn adding_an_entity_is_yaml_only() {
+    let extra = r##"
+  - name: release_by_tag
+    title: Release by tag
+    uri: forgejo://repo/{owner}/{repo}/release-by-tag/{tag}
+    description: One release, found by its tag.
+    params: {owner: owner_name, repo: repo_name, tag: tag_name}
+    fetch: GET /repos/{owner}/{repo}/releases/tags/{tag}
+    project:
+      tag: $.tag_name
+      name: $.name
+      author: $.author.login
+      published_at: $.published_at
+    markdown:
+      template: "# {{ name }}\n\n{{ notes }}"
+      project: {notes: $.body}
+    cache: mutable
+"##;
+    let rules = "rules:\n  tag_name:\n    pattern: '[^/]+'\n    max_length: 255\n";
+    let manifest = forgelens::manifest::BUILTIN_RESOURCES.replacen("rules:\n", rules, 1) + extra;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resources.yaml");
+    std::fs::write(&path, manifest).unwrap();
+
+    let forge = FakeForge::standard().await;
+    let server = Launch::new(&forge)
+        .arg("--resources")
+        .arg(path.to_str().unwrap())
+        .start()
+        .await;
+    let templates = server.client.list_all_resource_templates().await.unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == "forgejo://repo/{owner}/{repo}/release-by-tag/{tag}")
+    );
+    let blocks = server
+        .read_blocks("forgejo://repo/acme/widgets/release-by-tag/v1.2.0")
+        .await;
+    let release: serde_json::Value = serde_json::from_str(&blocks[0].1).unwrap();
+    assert_eq!(release["tag"], "v1.2.0");
+    assert_eq!(release["author"], "alice");
+    assert!(
+        blocks[1].1.starts_with("# Widgets 1.2.0\n\n## Changes"),
+        "{}",
+        blocks[1].1
+    );
+    server.stop().await;
+}

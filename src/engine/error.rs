@@ -138,7 +138,7 @@ impl ErrorTable {
     /// The message shown for an error: what happened, then what to do about it.
     pub fn message(&self, error: &Error) -> String {
         let reason = self.reason(error);
-        let mut message = error.to_string();
+        let mut message = error.to_string().trim_end_matches('.').to_owned();
         if let Error::Forge(ForgeError::Status {
             retry_after: Some(wait),
             ..

@@ -151,4 +151,9 @@ pub fn populate(forge: &FakeForge) {
             link: true,
         },
     );
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/releases/tags/v1.2.0",
+        Reply::Json(load("release.json")),
+    );
 }

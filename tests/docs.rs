@@ -1,0 +1,77 @@
+//! The resource table in README.md and AGENTS.md is generated from the compiled catalog and
+//! checked here: a test fails when a table and the manifest disagree. `FORGELENS_BLESS=1 cargo
+//! test` rewrites the tables; review the diff like code.
+
+use forgelens::engine::{Cache, Catalog};
+use forgelens::manifest::Sources;
+
+const BEGIN: &str =
+    "<!-- BEGIN resources (generated from resources.yaml; tests/docs.rs checks it) -->";
+const END: &str = "<!-- END resources -->";
+
+fn catalog() -> Catalog {
+    forgelens::service::compile(&Sources::builtin()).expect("the built-in manifests compile")
+}
+
+/// The resource table: every resource with its bounds and fallback tool.
+fn resource_table(catalog: &Catalog) -> String {
+    let mut out =
+        String::from("| URI | what | bounds → fallback tool | cache |\n|---|---|---|---|\n");
+    for r in catalog.resources() {
+        let bounds: Vec<String> = r
+            .bounds()
+            .into_iter()
+            .map(|(field, cap, tool)| match field {
+                None => format!("page ≤ {cap} → `{tool}`"),
+                Some(field) => format!("`{field}` ≤ {cap} → `{tool}`"),
+            })
+            .collect();
+        let bounds = if bounds.is_empty() {
+            "—".to_owned()
+        } else {
+            bounds.join("; ")
+        };
+        let cache = match r.cache {
+            Cache::Immutable { .. } => "immutable",
+            Cache::Mutable => "mutable",
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {bounds} | {cache} |\n",
+            r.template.as_str(),
+            r.title
+        ));
+    }
+    out
+}
+
+fn check(file: &str, marker: (&str, &str), expected: &str) {
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text
+        .find(marker.0)
+        .unwrap_or_else(|| panic!("{file}: marker {} missing", marker.0))
+        + marker.0.len();
+    let end = text[start..]
+        .find(marker.1)
+        .unwrap_or_else(|| panic!("{file}: marker {} missing", marker.1))
+        + start;
+    let current = text[start..end].trim();
+    if current == expected.trim() {
+        return;
+    }
+    if std::env::var_os("FORGELENS_BLESS").is_some() {
+        let updated = format!("{}\n{}\n{}", &text[..start], expected.trim(), &text[end..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    panic!(
+        "{file}: the table disagrees with the manifest; run FORGELENS_BLESS=1 cargo test docs::\n--- expected\n{expected}\n--- found\n{current}"
+    );
+}
+
+#[test]
+fn readme_and_agents_list_every_resource() {
+    let table = resource_table(&catalog());
+    check("README.md", (BEGIN, END), &table);
+    check("AGENTS.md", (BEGIN, END), &table);
+}
