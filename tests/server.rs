@@ -167,3 +167,21 @@ async fn adding_an_entity_is_yaml_only() {
     );
     server.stop().await;
 }
+
+/// A slow upstream call does not hold up another request.
+#[tokio::test]
+async fn requests_are_served_concurrently() {
+    let forge = FakeForge::standard().await;
+    let gate = forge.gate("/version");
+    let server = std::sync::Arc::new(Launch::new(&forge).start().await);
+    let slow = tokio::spawn({
+        let server = server.clone();
+        async move { server.read_json("forgejo://instance").await }
+    });
+    forge.wait_for("the held request", |log| log.iter().any(|r| r.path == "/version")).await;
+    let label = server.read_json("forgejo://repo/acme/widgets/label/335058").await;
+    assert_eq!(label["id"], 335058, "answered while the other read is still held upstream");
+    assert!(!slow.is_finished());
+    gate.add_permits(1);
+    assert_eq!(slow.await.unwrap()["version"], "15.0.3+gitea-1.22.0");
+}

@@ -86,6 +86,7 @@ struct World {
     routes: HashMap<(String, String), Reply>,
     private_repos: HashSet<String>,
     delays: HashMap<String, Duration>,
+    gates: HashMap<String, Arc<tokio::sync::Semaphore>>,
     log: Vec<Logged>,
 }
 
@@ -158,6 +159,22 @@ impl FakeForge {
         self
     }
 
+    /// Holds every answer to `path` until the returned gate gets permits (one per answer).
+    pub fn gate(&self, path: &str) -> Arc<tokio::sync::Semaphore> {
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        self.world.lock().unwrap().gates.insert(path.to_owned(), gate.clone());
+        gate
+    }
+
+    /// Polls the request log until `done` holds (or fails the test after 10 s).
+    pub async fn wait_for(&self, what: &str, done: impl Fn(&[Logged]) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !done(&self.world.lock().unwrap().log) {
+            assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Logged> {
         self.world.lock().unwrap().log.clone()
@@ -194,7 +211,7 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         .unwrap_or(&raw_path)
         .to_owned();
     let path = decode_path(&logged_path);
-    let (reply, private, delay) = {
+    let (reply, private, delay, gate) = {
         let mut w = world.lock().unwrap();
         w.log.push(Logged {
             method: method.to_string(),
@@ -214,8 +231,12 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
             w.routes.get(&(method.to_string(), path.clone())).cloned(),
             private,
             w.delays.get(&path).copied(),
+            w.gates.get(&path).cloned(),
         )
     };
+    if let Some(gate) = gate {
+        gate.acquire().await.expect("gates are never closed").forget();
+    }
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
     }
