@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::config::Config;
-use crate::engine::{self, Catalog, ReadOutput};
+use crate::engine::{self, Answer, Catalog, ReadOutput};
 use crate::forge::{self, ClientOptions, Token};
 use crate::manifest::{self, Diagnostic, Sources};
 
@@ -97,11 +97,24 @@ impl Service {
         token: Option<&Token>,
     ) -> Result<ReadOutput, engine::Error> {
         let read = self.catalog.route(uri)?;
-        let requests = read.requests()?;
-        let responses =
-            futures::future::try_join_all(requests.iter().map(|r| self.forge.send(r, token)))
-                .await?;
-        read.assemble(responses)
+        let mut answers = Vec::new();
+        let mut batch = read.plan()?;
+        while !batch.is_empty() {
+            let results =
+                futures::future::join_all(batch.iter().map(|p| self.forge.send(&p.request, token)))
+                    .await;
+            answers.extend(
+                batch
+                    .into_iter()
+                    .zip(results)
+                    .map(|(planned, result)| Answer {
+                        slot: planned.slot,
+                        result,
+                    }),
+            );
+            batch = read.follow_up(&answers)?;
+        }
+        read.assemble(answers)
     }
 
     /// Calls one tool with its JSON arguments.
@@ -127,7 +140,7 @@ impl Service {
             .send(&request, token)
             .await
             .map_err(engine::Error::from)?;
-        Ok(call.finish(response))
+        Ok(call.finish(response)?)
     }
 }
 

@@ -8,7 +8,9 @@
 
 pub mod bound;
 mod compile;
+pub mod complete;
 pub mod error;
+pub mod listing;
 pub mod param;
 pub mod project;
 pub mod render;
@@ -16,6 +18,7 @@ pub mod request;
 pub mod resource;
 pub mod schema;
 pub mod template;
+pub mod text;
 pub mod tool;
 pub mod uri;
 
@@ -24,7 +27,7 @@ use std::collections::HashMap;
 pub use compile::compile;
 pub use error::{Error, ErrorTable, Reason};
 use indexmap::IndexMap;
-pub use resource::{Block, Cache, Read, ReadOutput, Resource};
+pub use resource::{Answer, Block, Cache, Planned, Read, ReadOutput, Resource, Slot};
 pub use tool::{Annotations, Call, Tool};
 
 use self::render::Renderer;
@@ -40,6 +43,8 @@ pub struct Catalog {
     pub(crate) renderer: Renderer,
     /// Toolset name → description.
     pub toolsets: IndexMap<String, String>,
+    pub(crate) listings: Vec<listing::Listing>,
+    pub(crate) completions: HashMap<String, complete::Completion>,
 }
 
 impl Catalog {
@@ -51,6 +56,20 @@ impl Catalog {
     /// Every tool still offered, in manifest order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// The sources of `resources/list` beyond the variable-free resources.
+    pub fn listings(&self) -> &[listing::Listing] {
+        &self.listings
+    }
+
+    /// Whether completion is offered at all.
+    pub fn completes(&self) -> bool {
+        !self.completions.is_empty()
+            || self
+                .resources
+                .iter()
+                .any(|r| r.params.iter().any(|p| p.rule.values().is_some()))
     }
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {

@@ -88,6 +88,8 @@ pub enum Field {
     Expr(Expr),
     Literal(Value),
     Object(Vec<(String, Field)>),
+    /// The first alternative that is neither null nor an empty string.
+    FirstOf(Vec<Field>),
 }
 
 /// One compiled expression: a base value and its pipes.
@@ -115,6 +117,10 @@ enum Pipe {
     Excerpt(usize),
     Default(Operand),
     Count,
+    Then(Operand),
+    Present,
+    Base64,
+    StripCredentials,
 }
 
 #[derive(Debug, Clone)]
@@ -130,7 +136,9 @@ pub enum ExprError {
     JsonPath { path: String, message: String },
     #[error("`${0}` names no source; declared: the primary answer (`$`){1}")]
     Source(String, String),
-    #[error("unknown pipe `{0}`; known: first_line, excerpt(N), default(X), count")]
+    #[error(
+        "unknown pipe `{0}`; known: first_line, excerpt(N), default(X), then(X), count, present, base64, strip_credentials"
+    )]
     Pipe(String),
     #[error("pipe `{0}` needs {1}")]
     PipeArgument(String, &'static str),
@@ -194,6 +202,11 @@ impl Field {
             Field::Literal(v) => v.clone(),
             Field::Object(fields) => Value::Object(apply_fields(fields, ctx)),
             Field::Expr(e) => e.eval(ctx),
+            Field::FirstOf(alternatives) => alternatives
+                .iter()
+                .map(|f| f.eval(ctx))
+                .find(|v| !is_empty(v))
+                .unwrap_or(Value::Null),
         }
     }
 
@@ -201,6 +214,7 @@ impl Field {
         match self {
             Field::Literal(_) => {}
             Field::Object(fields) => fields.iter().for_each(|(_, f)| f.collect_args(out)),
+            Field::FirstOf(alternatives) => alternatives.iter().for_each(|f| f.collect_args(out)),
             Field::Expr(e) => out.extend(e.args()),
         }
     }
@@ -327,7 +341,11 @@ fn compile_pipe(text: &str) -> Result<Pipe, ExprError> {
             "a positive number of characters",
         )),
         ("default", Some(arg)) => Ok(Pipe::Default(operand(arg)?)),
-        ("default", None) => Err(ExprError::PipeArgument("default".into(), "a value")),
+        ("then", Some(arg)) => Ok(Pipe::Then(operand(arg)?)),
+        ("default" | "then", None) => Err(ExprError::PipeArgument(name.into(), "a value")),
+        ("present", None) => Ok(Pipe::Present),
+        ("base64", None) => Ok(Pipe::Base64),
+        ("strip_credentials", None) => Ok(Pipe::StripCredentials),
         _ => Err(ExprError::Pipe(text.to_owned())),
     }
 }
@@ -406,24 +424,92 @@ fn apply_pipe(pipe: &Pipe, value: Value, ctx: &Context) -> Value {
             other => other,
         },
         Pipe::Default(operand) => {
-            let empty = match &value {
-                Value::Null => true,
-                Value::String(s) => s.is_empty(),
-                _ => false,
-            };
-            if !empty {
-                return value;
-            }
-            match operand {
-                Operand::Literal(v) => v.clone(),
-                Operand::Arg(name) => ctx.args.get(name).cloned().unwrap_or(Value::Null),
+            if is_empty(&value) {
+                operand.value(ctx)
+            } else {
+                value
             }
         }
+        Pipe::Then(operand) => {
+            let truthy = match &value {
+                Value::Bool(b) => *b,
+                other => !is_empty(other),
+            };
+            if truthy {
+                operand.value(ctx)
+            } else {
+                Value::Null
+            }
+        }
+        Pipe::Present => Value::Bool(!value.is_null()),
+        Pipe::Base64 => match value {
+            Value::String(s) => decode_base64(&s).map_or(Value::Null, Value::String),
+            other => other,
+        },
+        Pipe::StripCredentials => match value {
+            Value::String(s) => Value::String(strip_credentials(&s)),
+            other => other,
+        },
         Pipe::Count => match value {
             Value::Array(a) => Value::from(a.len()),
             Value::Null => Value::from(0),
             other => other,
         },
+    }
+}
+
+impl Operand {
+    fn value(&self, ctx: &Context) -> Value {
+        match self {
+            Operand::Literal(v) => v.clone(),
+            Operand::Arg(name) => ctx.args.get(name).cloned().unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// Null, or an empty string: what `default` replaces and `FirstOf` skips.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+/// Standard base64 (line breaks allowed) to UTF-8 text; `None` when it is neither.
+fn decode_base64(text: &str) -> Option<String> {
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut bytes = Vec::with_capacity(text.len() / 4 * 3);
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' | b'\n' | b'\r' | b' ' => continue,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            bytes.push((bits >> count) as u8);
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// A URL without the `user:password@` part, which may carry a credential.
+fn strip_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 
@@ -495,6 +581,40 @@ mod tests {
             json!({"subject": "subject", "state": "unknown", "n": 0, "short": "héll…", "whole": "héllo wörld",
                    "count": 3, "literal": "plain text"})
         );
+    }
+
+    #[test]
+    fn more_pipes_and_alternatives() {
+        let doc = json!({"private": false, "internal": true, "pr": {"merged": false}, "none": null,
+                         "content": "aGVsbG8K4pyTCg==", "url": "https://user:s3cret@hooks.example/x?a=1"});
+        let out = run(
+            &[
+                ("is_pull", "$.pr | present"),
+                ("not_pull", "$.none | present"),
+                ("text", "$.content | base64"),
+                ("url", "$.url | strip_credentials"),
+                ("private", "$.private | then('private')"),
+                ("internal", "$.internal | then('internal')"),
+            ],
+            doc.clone(),
+        );
+        assert_eq!(
+            out,
+            json!({"is_pull": true, "not_pull": false, "text": "hello\n✓\n", "url": "https://hooks.example/x?a=1",
+                   "private": null, "internal": "internal"})
+        );
+        let visibility = Field::FirstOf(vec![
+            Expr::compile("$.private | then('private')", &[]).unwrap(),
+            Expr::compile("$.internal | then('internal')", &[]).unwrap(),
+            Field::Literal(json!("public")),
+        ]);
+        assert_eq!(visibility.eval(&Context::of(&doc)), json!("internal"));
+        assert_eq!(
+            visibility.eval(&Context::of(&json!({"private": false}))),
+            json!("public")
+        );
+        assert_eq!(strip_credentials("no scheme@here"), "no scheme@here");
+        assert_eq!(decode_base64("!!"), None);
     }
 
     #[test]

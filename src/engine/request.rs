@@ -260,6 +260,18 @@ pub fn text_of(args: &Args, name: &str) -> Option<String> {
     }
 }
 
+/// `{name}` in `template` replaced by each argument's request text.
+pub fn substitute(template: &str, args: &Args) -> String {
+    let mut out = template.to_owned();
+    for name in args.keys() {
+        let key = format!("{{{name}}}");
+        if out.contains(&key) {
+            out = out.replace(&key, &text_of(args, name).unwrap_or_default());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -1,5 +1,9 @@
-//! A compiled resource, and the two halves of reading one: planning the upstream requests from a
-//! URI, and assembling the content blocks from the answers.
+//! A compiled resource, and reading one: route the URI, plan the upstream requests, follow up
+//! on their answers (fallbacks, the tail of a newest-first list), assemble the content blocks.
+//!
+//! The engine plans and the caller sends: [`Read::plan`] gives the first requests (sent
+//! concurrently), [`Read::follow_up`] looks at every answer so far and gives the next requests
+//! or none, and [`Read::assemble`] builds the blocks. Each request is tagged with its [`Slot`].
 
 use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
@@ -7,11 +11,12 @@ use serde_json_path::JsonPath;
 use super::bound::{self, Next, PageRequest, Window};
 use super::error::Error;
 use super::param::Rule;
-use super::project::{Context, Meta, Projection};
-use super::request::{Args, RequestTemplate};
+use super::project::{Context, Field, Meta, Projection};
+use super::request::{Args, RequestTemplate, substitute, text_of};
 use super::template::UriTemplate;
+use super::text::{Cut, TextSpec};
 use super::{Catalog, uri};
-use crate::forge::{Request, Response};
+use crate::forge::{Accept, ForgeError, Request, Response};
 use crate::manifest::raw::{Keep, Window as WindowKind};
 
 /// The names of the paging variables of a list template.
@@ -28,8 +33,13 @@ pub struct Resource {
     pub template: UriTemplate,
     pub(crate) params: Vec<Param>,
     pub(crate) fetch: RequestTemplate,
+    pub(crate) answered_as: Option<String>,
+    pub(crate) fallbacks: Vec<(RequestTemplate, String)>,
     pub(crate) with: Vec<(String, RequestTemplate)>,
+    pub(crate) secrets: Vec<JsonPath>,
+    pub(crate) checks: Vec<Check>,
     pub(crate) shape: Shape,
+    pub(crate) text: Option<TextSpec>,
     pub(crate) markdown: Option<Markdown>,
     pub cache: Cache,
 }
@@ -40,6 +50,21 @@ pub struct Param {
     pub name: String,
     pub rule: Rule,
     pub default: Option<Value>,
+}
+
+/// A condition the primary answer must meet.
+#[derive(Debug)]
+pub(crate) struct Check {
+    pub source: String,
+    pub value: Field,
+    pub expect: Expect,
+    pub when: Vec<(String, String)>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Expect {
+    Equals(String),
+    EndsWith(String),
 }
 
 #[derive(Debug)]
@@ -54,6 +79,8 @@ pub(crate) enum Shape {
         cap: u64,
         tool: String,
         window: WindowKind,
+        /// A non-array answer is an entity, projected like an item.
+        only_arrays: bool,
     },
 }
 
@@ -81,7 +108,7 @@ pub(crate) enum EmbedSource {
 
 #[derive(Debug)]
 pub(crate) struct Markdown {
-    pub template: String,
+    /// The template is registered under the resource's name.
     pub extra: Option<Projection>,
     pub max_chars: usize,
 }
@@ -107,7 +134,33 @@ pub struct ReadOutput {
     pub cache: Cache,
 }
 
-/// A routed, validated read, ready to plan and assemble.
+/// Which part of a read a request serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The primary request (0) or one of its fallbacks (1…).
+    Primary(usize),
+    With(usize),
+    /// An embed's own request (its first page).
+    Embed(usize),
+    /// A further page of an embed that keeps its newest items.
+    EmbedPage(usize, u64),
+}
+
+/// A request to send, and what it is for.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub slot: Slot,
+    pub request: Request,
+}
+
+/// What came back for a planned request.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub slot: Slot,
+    pub result: Result<Response, ForgeError>,
+}
+
+/// A routed, validated read.
 #[derive(Debug)]
 pub struct Read<'c> {
     catalog: &'c Catalog,
@@ -162,6 +215,9 @@ impl Catalog {
                 args.insert(param.name.clone(), default.clone());
             }
         }
+        if let Some(text) = &resource.text {
+            text.check_range(&args)?;
+        }
         let page = match &resource.shape {
             Shape::List { cap, .. } => Some(PageRequest::new(
                 args.get(PAGE).and_then(Value::as_u64),
@@ -214,13 +270,18 @@ impl Resource {
 }
 
 impl Read<'_> {
-    /// The upstream requests, in order: primary, each `with:`, each embed with its own fetch.
-    pub fn requests(&self) -> Result<Vec<Request>, Error> {
-        let expand = |t: &RequestTemplate| {
-            t.expand(&self.args)
-                .map_err(|e| Error::invalid(format!("cannot build the upstream request: {e}")))
+    fn expand(&self, template: &RequestTemplate) -> Result<Request, Error> {
+        template
+            .expand(&self.args)
+            .map_err(|e| Error::invalid(format!("cannot build the upstream request: {e}")))
+    }
+
+    fn primary_request(&self, alternative: usize) -> Result<Request, Error> {
+        let template = match alternative {
+            0 => &self.resource.fetch,
+            n => &self.resource.fallbacks[n - 1].0,
         };
-        let mut primary = expand(&self.resource.fetch)?;
+        let mut request = self.expand(template)?;
         if let (
             Shape::List {
                 window: WindowKind::Upstream,
@@ -229,58 +290,158 @@ impl Read<'_> {
             Some(page),
         ) = (&self.resource.shape, self.page)
         {
-            push_paging(&mut primary, page.page, page.limit);
+            push_paging(&mut request, page.page, page.limit);
         }
-        let mut requests = vec![primary];
-        for (_, with) in &self.resource.with {
-            requests.push(expand(with)?);
+        if self
+            .resource
+            .text
+            .as_ref()
+            .is_some_and(|t| t.from.is_none())
+        {
+            request.accept = Accept::Text;
         }
-        if let Shape::Entity { embeds, .. } = &self.resource.shape {
-            for embed in embeds {
-                if let EmbedSource::Fetch(t) = &embed.source {
-                    let mut request = expand(t)?;
-                    if embed.window == WindowKind::Upstream {
-                        push_paging(&mut request, 1, embed.cap);
-                    }
-                    requests.push(request);
+        Ok(request)
+    }
+
+    /// The first requests, sent together.
+    pub fn plan(&self) -> Result<Vec<Planned>, Error> {
+        let mut planned = vec![Planned {
+            slot: Slot::Primary(0),
+            request: self.primary_request(0)?,
+        }];
+        for (i, (_, with)) in self.resource.with.iter().enumerate() {
+            planned.push(Planned {
+                slot: Slot::With(i),
+                request: self.expand(with)?,
+            });
+        }
+        for (i, embed) in self.embeds().iter().enumerate() {
+            if let EmbedSource::Fetch(t) = &embed.source {
+                let mut request = self.expand(t)?;
+                if embed.window == WindowKind::Upstream {
+                    push_paging(&mut request, 1, embed.cap);
+                }
+                planned.push(Planned {
+                    slot: Slot::Embed(i),
+                    request,
+                });
+            }
+        }
+        Ok(planned)
+    }
+
+    fn embeds(&self) -> &[Embed] {
+        match &self.resource.shape {
+            Shape::Entity { embeds, .. } => embeds,
+            Shape::List { .. } => &[],
+        }
+    }
+
+    /// The next requests given every answer so far: a fallback after a 404, the tail pages of
+    /// a newest-first embed; empty when the read is complete. A failed answer that nothing
+    /// follows up is the read's error.
+    pub fn follow_up(&self, answers: &[Answer]) -> Result<Vec<Planned>, Error> {
+        let mut next = Vec::new();
+        let primary = answers
+            .iter()
+            .filter_map(|a| match a.slot {
+                Slot::Primary(n) => Some((n, &a.result)),
+                _ => None,
+            })
+            .max_by_key(|(n, _)| *n);
+        if let Some((n, Err(error))) = primary {
+            if error.status() == Some(404) && n < self.resource.fallbacks.len() {
+                next.push(Planned {
+                    slot: Slot::Primary(n + 1),
+                    request: self.primary_request(n + 1)?,
+                });
+            } else {
+                return Err(error.clone().into());
+            }
+        }
+        for answer in answers {
+            if let (Slot::With(_) | Slot::Embed(_) | Slot::EmbedPage(..), Err(error)) =
+                (answer.slot, &answer.result)
+            {
+                return Err(error.clone().into());
+            }
+        }
+        for (i, embed) in self.embeds().iter().enumerate() {
+            let (Keep::Newest, WindowKind::Upstream, EmbedSource::Fetch(t)) =
+                (embed.keep, embed.window, &embed.source)
+            else {
+                continue;
+            };
+            let probe = answers.iter().find(|a| a.slot == Slot::Embed(i));
+            let already = answers
+                .iter()
+                .any(|a| matches!(a.slot, Slot::EmbedPage(j, _) if j == i));
+            if let (
+                Some(Answer {
+                    result: Ok(first), ..
+                }),
+                false,
+            ) = (probe, already)
+                && let Some(total) = first.total_count
+                && total > embed.cap
+            {
+                for page in tail_pages(total, embed.cap) {
+                    let mut request = self.expand(t)?;
+                    push_paging(&mut request, page, embed.cap);
+                    next.push(Planned {
+                        slot: Slot::EmbedPage(i, page),
+                        request,
+                    });
                 }
             }
         }
-        Ok(requests)
+        Ok(next)
     }
 
-    /// Builds the content blocks from the answers to [`Read::requests`], in the same order.
-    pub fn assemble(&self, responses: Vec<Response>) -> Result<ReadOutput, Error> {
-        let mut responses = responses.into_iter();
-        let primary = responses
-            .next()
-            .expect("the primary request is always planned");
-        let with_count = self.resource.with.len();
-        let with: Vec<Value> = responses
-            .by_ref()
-            .take(with_count)
-            .map(|r| r.body.json())
-            .collect();
-        let primary_body = primary.body.json();
+    /// Builds the content blocks from every answer.
+    pub fn assemble(&self, answers: Vec<Answer>) -> Result<ReadOutput, Error> {
+        let mut primary: Option<(usize, Response)> = None;
+        let mut with: Vec<Value> = vec![Value::Null; self.resource.with.len()];
+        let mut embed_first: Vec<Option<Response>> = vec![None; self.embeds().len()];
+        let mut embed_pages: Vec<Vec<(u64, Response)>> = vec![Vec::new(); self.embeds().len()];
+        for answer in answers {
+            let Ok(response) = answer.result else {
+                continue;
+            };
+            match answer.slot {
+                Slot::Primary(n) => primary = Some((n, response)),
+                Slot::With(i) => with[i] = self.redact(response.body.json()),
+                Slot::Embed(i) => embed_first[i] = Some(response),
+                Slot::EmbedPage(i, page) => embed_pages[i].push((page, response)),
+            }
+        }
+        let (alternative, primary) = primary.expect("assemble follows a successful primary answer");
+        let body = self.redact(primary.body.json());
+        let answered = match alternative {
+            0 => self.resource.answered_as.as_deref(),
+            n => Some(self.resource.fallbacks[n - 1].1.as_str()),
+        };
         let ctx = Context {
-            primary: &primary_body,
+            primary: &body,
             with: &with,
             args: &self.args,
             meta: Meta {
                 total_count: primary.total_count,
-                answered: None,
+                answered,
             },
         };
-        let value = match &self.resource.shape {
+        self.run_checks(&ctx)?;
+        let mut value = match &self.resource.shape {
             Shape::List {
                 from,
                 item,
                 tool,
                 window,
+                only_arrays,
                 ..
-            } => {
+            } if !*only_arrays || body.is_array() => {
                 let page = self.page.expect("list reads always have a page");
-                let items = items_of(&primary_body, from.as_ref());
+                let items = items_of(&body, from.as_ref());
                 let window = match window {
                     WindowKind::Upstream => {
                         bound::upstream_page(items, page, primary.total_count, primary.has_next)
@@ -289,31 +450,68 @@ impl Read<'_> {
                 };
                 self.list_envelope(window, page, item, tool)
             }
+            Shape::List { item, .. } => item.apply(&ctx),
             Shape::Entity { project, embeds } => {
                 let mut value = project.apply(&ctx);
-                let mut extra = responses;
-                for embed in embeds {
-                    let (body, total, has_next) = match &embed.source {
-                        EmbedSource::Primary => {
-                            (primary_body.clone(), primary.total_count, primary.has_next)
+                for (i, embed) in embeds.iter().enumerate() {
+                    let (items, total, has_next) = match &embed.source {
+                        EmbedSource::Primary => (
+                            items_of(&body, embed.from.as_ref()),
+                            primary.total_count,
+                            primary.has_next,
+                        ),
+                        EmbedSource::With(w) => {
+                            (items_of(&with[*w], embed.from.as_ref()), None, None)
                         }
-                        EmbedSource::With(i) => (with[*i].clone(), None, None),
                         EmbedSource::Fetch(_) => {
-                            let r = extra.next().expect("one answer per embed fetch");
-                            (r.body.json(), r.total_count, r.has_next)
+                            let first = embed_first[i]
+                                .take()
+                                .expect("an embed fetch was planned and answered");
+                            // Page 1 (the probe), then the tail pages in order: the newest rows end the list.
+                            let mut items = items_of(&first.body.json(), embed.from.as_ref());
+                            let mut pages = std::mem::take(&mut embed_pages[i]);
+                            pages.sort_by_key(|(p, _)| *p);
+                            for (_, page) in pages {
+                                items.extend(items_of(&page.body.json(), embed.from.as_ref()));
+                            }
+                            (items, first.total_count, first.has_next)
                         }
                     };
-                    let items = items_of(&body, embed.from.as_ref());
                     embed_into(&mut value, embed, items, total, has_next, &self.args);
                 }
                 value
             }
         };
+        let mut text_block = None;
+        if let Some(text) = &self.resource.text
+            && !matches!(&self.resource.shape, Shape::List { only_arrays: true, .. } if body.is_array())
+        {
+            let cut = text.cut(text.text_of(&ctx).as_deref(), &self.args)?;
+            let described = text.describe(&cut, |line| {
+                let uri = self.uri_with(
+                    &[(text.start_line.as_deref().unwrap_or(""), line.to_string())],
+                    text.end_line.as_deref(),
+                );
+                format!("Read {uri}")
+            });
+            if let Value::Object(map) = &mut value {
+                map.extend(described);
+            }
+            if let Cut::Lines(w) = cut {
+                text_block = Some(w.text);
+            }
+        }
         let json = serde_json::to_string(&value).expect("a JSON value always serializes");
         let mut blocks = vec![Block {
             mime: "application/json",
             text: json,
         }];
+        if let Some(text) = text_block {
+            blocks.push(Block {
+                mime: "text/plain",
+                text,
+            });
+        }
         if let Some(markdown) = &self.resource.markdown {
             let mut context = value;
             if let (Some(extra), Value::Object(map)) = (&markdown.extra, &mut context)
@@ -324,7 +522,7 @@ impl Read<'_> {
             let text = self
                 .catalog
                 .renderer
-                .render(&markdown.template, &context, markdown.max_chars)
+                .render(&self.resource.name, &context, markdown.max_chars)
                 .map_err(|e| {
                     Error::invalid(format!("markdown of {} failed: {e}", self.resource.name))
                 })?;
@@ -336,6 +534,61 @@ impl Read<'_> {
         Ok(ReadOutput {
             blocks,
             cache: self.resource.cache,
+        })
+    }
+
+    /// Removes the manifest's secret paths from an answer.
+    fn redact(&self, mut body: Value) -> Value {
+        for path in &self.resource.secrets {
+            remove_matches(&mut body, path);
+        }
+        body
+    }
+
+    fn run_checks(&self, ctx: &Context) -> Result<(), Error> {
+        for check in &self.resource.checks {
+            let applies = check
+                .when
+                .iter()
+                .all(|(var, value)| text_of(&self.args, var).as_deref() == Some(value.as_str()));
+            if !applies {
+                continue;
+            }
+            let actual = match check.value.eval(ctx) {
+                Value::String(s) => s,
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            let (ok, wanted) = match &check.expect {
+                Expect::Equals(t) => {
+                    let t = substitute(t, &self.args);
+                    (actual == t, format!("be `{t}`"))
+                }
+                Expect::EndsWith(t) => {
+                    let t = substitute(t, &self.args);
+                    (actual.ends_with(&t), format!("end with `{t}`"))
+                }
+            };
+            if !ok {
+                return Err(Error::NotFound(format!(
+                    "the forge's answer does not belong to this URI: `{}` is `{actual}`, which should {wanted}",
+                    check.source
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// This read's URI with some variables replaced and `clear` left out.
+    fn uri_with(&self, replace: &[(&str, String)], clear: Option<&str>) -> String {
+        self.resource.template.expand(|var| {
+            if let Some((_, v)) = replace.iter().find(|(n, _)| *n == var) {
+                return Some(v.clone());
+            }
+            if clear == Some(var) {
+                return None;
+            }
+            text_of(&self.args, var)
         })
     }
 
@@ -365,14 +618,13 @@ impl Read<'_> {
                 page: page.page + 1,
                 limit: page.limit,
             };
-            let next_uri = self.resource.template.expand(|var| match var {
-                PAGE => Some((page.page + 1).to_string()),
-                LIMIT => Some(page.limit.to_string()),
-                other => self.args.get(other).map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    v => v.to_string(),
-                }),
-            });
+            let next_uri = self.uri_with(
+                &[
+                    (PAGE, (page.page + 1).to_string()),
+                    (LIMIT, page.limit.to_string()),
+                ],
+                None,
+            );
             out.insert("next".into(), Value::String(next_uri));
             out.insert(
                 "truncated".into(),
@@ -381,6 +633,15 @@ impl Read<'_> {
         }
         Value::Object(out)
     }
+}
+
+/// The pages (of size `cap`) that hold the newest `cap` of `total` rows, except page 1 (the
+/// probe already has it).
+fn tail_pages(total: u64, cap: u64) -> Vec<u64> {
+    let first_row = total - cap + 1;
+    let first = (first_row - 1) / cap + 1;
+    let last = total.div_ceil(cap);
+    (first.max(2)..=last).collect()
 }
 
 fn push_paging(request: &mut Request, page: u64, limit: u64) {
@@ -400,6 +661,50 @@ fn items_of(body: &Value, from: Option<&JsonPath>) -> Vec<Value> {
     }
 }
 
+/// Deletes every node `path` selects.
+pub(crate) fn remove_matches(body: &mut Value, path: &JsonPath) {
+    use serde_json_path::PathElement;
+    enum Step {
+        Name(String),
+        Index(usize),
+    }
+    let locations: Vec<Vec<Step>> = path
+        .query_located(body)
+        .locations()
+        .map(|l| {
+            l.iter()
+                .map(|e| match e {
+                    PathElement::Name(n) => Step::Name((*n).to_owned()),
+                    PathElement::Index(i) => Step::Index(*i),
+                })
+                .collect()
+        })
+        .collect();
+    // Later array elements first, so earlier indices stay valid.
+    for location in locations.into_iter().rev() {
+        let Some((last, parents)) = location.split_last() else {
+            continue;
+        };
+        let mut node = Some(&mut *body);
+        for step in parents {
+            node = match (step, node) {
+                (Step::Name(n), Some(Value::Object(m))) => m.get_mut(n.as_str()),
+                (Step::Index(i), Some(Value::Array(a))) => a.get_mut(*i),
+                _ => None,
+            };
+        }
+        match (last, node) {
+            (Step::Name(n), Some(Value::Object(m))) => {
+                m.remove(n.as_str());
+            }
+            (Step::Index(i), Some(Value::Array(a))) if *i < a.len() => {
+                a.remove(*i);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Adds one embedded list (and its sentinel when capped) to the entity.
 fn embed_into(
     value: &mut Value,
@@ -409,17 +714,21 @@ fn embed_into(
     has_next: Option<bool>,
     args: &Args,
 ) {
+    let first_page = PageRequest::new(Some(1), Some(embed.cap), embed.cap);
     let window = match (embed.keep, embed.window) {
-        (Keep::Newest, _) => bound::newest(items, embed.cap),
-        (Keep::Oldest, WindowKind::Server) => {
-            bound::server_page(items, PageRequest::new(Some(1), Some(embed.cap), embed.cap))
+        (Keep::Newest, WindowKind::Server) => bound::newest(items, embed.cap),
+        (Keep::Newest, WindowKind::Upstream) => {
+            let mut w = bound::newest(items, embed.cap);
+            if let Some(total) = total {
+                w.has_more = total > w.items.len() as u64;
+                w.total = Some(total);
+            }
+            w
         }
-        (Keep::Oldest, WindowKind::Upstream) => bound::upstream_page(
-            items,
-            PageRequest::new(Some(1), Some(embed.cap), embed.cap),
-            total,
-            has_next,
-        ),
+        (Keep::Oldest, WindowKind::Server) => bound::server_page(items, first_page),
+        (Keep::Oldest, WindowKind::Upstream) => {
+            bound::upstream_page(items, first_page, total, has_next)
+        }
     };
     let Value::Object(map) = value else { return };
     let shown = window.items.len();
@@ -443,6 +752,40 @@ fn embed_into(
         map.insert(
             format!("{}_truncated", embed.field),
             Value::String(bound::sentinel(&embed.tool, shown, window.total, next)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn tail_pages_cover_the_newest_rows() {
+        // 35 rows in pages of 30: rows 6–35 live on pages 1 and 2; page 1 is the probe.
+        assert_eq!(tail_pages(35, 30), vec![2]);
+        // 100 rows: rows 71–100 live on pages 3 and 4.
+        assert_eq!(tail_pages(100, 30), vec![3, 4]);
+        // 60 rows: rows 31–60 are exactly page 2.
+        assert_eq!(tail_pages(60, 30), vec![2]);
+    }
+
+    #[test]
+    fn secrets_are_removed_wherever_they_match() {
+        let mut body = json!([
+            {"id": 1, "config": {"url": "u", "secret": "s1"}},
+            {"id": 2, "config": {"secret": "s2", "authorization_header": "Bearer x"}}
+        ]);
+        remove_matches(&mut body, &JsonPath::parse("$[*].config.secret").unwrap());
+        remove_matches(
+            &mut body,
+            &JsonPath::parse("$[*].config.authorization_header").unwrap(),
+        );
+        assert_eq!(
+            body,
+            json!([{"id": 1, "config": {"url": "u"}}, {"id": 2, "config": {}}])
         );
     }
 }

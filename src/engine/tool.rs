@@ -10,7 +10,8 @@ use super::project::{Context, Meta, Projection};
 use super::request::{Args, RequestTemplate};
 use super::resource::{LIMIT, PAGE};
 use super::schema::{Check, type_name};
-use crate::forge::{Body, Method, Request, Response};
+use super::text::{Cut, TextSpec};
+use crate::forge::{Accept, Body, Method, Request, Response};
 use crate::manifest::raw::{ArgLocation, Window as WindowKind};
 
 /// The optional argument every tool takes.
@@ -29,6 +30,8 @@ pub struct Tool {
     pub input_schema: Map<String, Value>,
     pub output_schema: Option<Map<String, Value>>,
     pub(crate) list: Option<ToolList>,
+    pub(crate) text: Option<TextSpec>,
+    pub(crate) secrets: Vec<JsonPath>,
     pub(crate) project: Projection,
     pub annotations: Annotations,
 }
@@ -171,6 +174,9 @@ impl Tool {
                 None => {}
             }
         }
+        if let Some(text) = &self.text {
+            text.check_range(&args)?;
+        }
         let page = self
             .list
             .as_ref()
@@ -226,13 +232,19 @@ impl Call<'_> {
         if !body.is_empty() {
             request.body = Some(Value::Object(body));
         }
+        if self.tool.text.as_ref().is_some_and(|t| t.from.is_none()) {
+            request.accept = Accept::Text;
+        }
         request.sudo = self.sudo.clone();
         Ok(request)
     }
 
     /// The structured result of the call from the forge's answer.
-    pub fn finish(&self, response: Response) -> Value {
-        let body = response.body.json();
+    pub fn finish(&self, response: Response) -> Result<Value, Error> {
+        let mut body = response.body.json();
+        for path in &self.tool.secrets {
+            super::resource::remove_matches(&mut body, path);
+        }
         let ctx = Context {
             primary: &body,
             with: &[],
@@ -273,14 +285,34 @@ impl Call<'_> {
                 .map(|i| self.tool.project.apply(&Context::item(i, &self.args)))
                 .collect();
             out.insert("items".into(), Value::Array(items));
-            return Value::Object(out);
+            return Ok(Value::Object(out));
+        }
+        if let Some(text) = &self.tool.text {
+            let cut = text.cut(text.text_of(&ctx).as_deref(), &self.args)?;
+            // With a projection, its fields describe what the text is (a file's path, size…).
+            let mut out = match self.tool.project.is_identity() {
+                true => Map::new(),
+                false => match self.tool.project.apply(&ctx) {
+                    Value::Object(map) => map,
+                    _ => Map::new(),
+                },
+            };
+            let name = &self.tool.name;
+            out.extend(text.describe(&cut, |line| {
+                let arg = text.start_line.as_deref().unwrap_or("start_line");
+                format!("Call {name} again with {arg}={line}")
+            }));
+            if let Cut::Lines(w) = cut {
+                out.insert("text".into(), Value::String(w.text));
+            }
+            return Ok(Value::Object(out));
         }
         if matches!(response.body, Body::Empty) {
-            return json!({"ok": true, "status": response.status});
+            return Ok(json!({"ok": true, "status": response.status}));
         }
-        match self.tool.project.apply(&ctx) {
+        Ok(match self.tool.project.apply(&ctx) {
             Value::Object(map) => Value::Object(map),
             other => json!({ "result": other }),
-        }
+        })
     }
 }

@@ -57,6 +57,7 @@ checks! {
     DUPLICATE_TEMPLATE = 12, Error, "two resources with the same URI template or name";
     ROUTE_CONFLICT = 13, Error, "two templates that route to the same path";
     SCOPELESS_ID = 14, Error, "a numeric id with no owning scope before it";
+    UNKNOWN_TEMPLATE = 15, Error, "a listing or completion that names no template of the manifest";
     UNKNOWN_RULE = 20, Error, "a parameter names a rule that does not exist";
     UNRULED_VARIABLE = 21, Error, "a template variable or tool argument without a validation rule";
     UNUSED_VARIABLE = 22, Error, "a template variable no request or projection uses";

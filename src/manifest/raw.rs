@@ -26,6 +26,53 @@ pub struct ResourceManifest {
     pub defaults: DefaultsDef,
     #[serde(default)]
     pub resources: Vec<ResourceDef>,
+    /// Where `resources/list` finds concrete resources besides the variable-free ones.
+    #[serde(default)]
+    pub listing: Vec<Spanned<ListingDef>>,
+    /// How `completion/complete` completes a template variable, by variable name.
+    #[serde(default)]
+    pub completions: IndexMap<String, Spanned<CompletionDef>>,
+}
+
+/// A source of concrete resources for `resources/list`: each item of a list answer becomes
+/// one resource URI.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListingDef {
+    /// A paged list request (forgelens adds `page` and `limit`).
+    pub fetch: Spanned<String>,
+    /// Only listed when a token is configured (the request is about "me").
+    #[serde(default)]
+    pub needs_token: bool,
+    /// A template of the manifest, expanded with `args`.
+    pub uri: Spanned<String>,
+    /// Template variable → expression on the item.
+    pub args: IndexMap<String, Spanned<String>>,
+    /// Expressions on the item for the resource's name and description.
+    pub name: Spanned<String>,
+    pub description: Option<Spanned<String>>,
+}
+
+/// Candidate values for a template variable, from the forge.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompletionDef {
+    pub sources: Vec<Spanned<CompletionSource>>,
+}
+
+/// One request giving candidates: `{value}` stands for the text typed so far, `{var}` for
+/// another argument of the template already given.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompletionSource {
+    pub fetch: Spanned<String>,
+    /// JSONPath of the array in the answer (default: the answer itself).
+    pub from: Option<Spanned<String>>,
+    /// Expression giving the candidate from an item.
+    pub value: Spanned<String>,
+    /// Expression → text (with `{var}`) that must match, ignoring case, for an item to count.
+    #[serde(default, rename = "where")]
+    pub filter: IndexMap<String, String>,
 }
 
 /// `tools.yaml`.
@@ -98,9 +145,21 @@ pub struct ResourceDef {
     pub defaults: IndexMap<String, Spanned<Value>>,
     /// The primary upstream request: `GET /path/{var}?name=value`.
     pub fetch: Spanned<String>,
+    /// What `@answered` says when the primary request answered.
+    pub answered_as: Option<String>,
+    /// Requests tried in order when the one before answers 404.
+    #[serde(default)]
+    pub fallback: Vec<Spanned<FallbackDef>>,
     /// More upstream requests made concurrently with the primary one; name → request.
     #[serde(default)]
     pub with: IndexMap<String, Spanned<String>>,
+    /// JSONPaths removed from every answer before anything is projected: values that must
+    /// never leave the server.
+    #[serde(default)]
+    pub secrets: Vec<Spanned<String>>,
+    /// Conditions the answer must meet, else the read is "not found".
+    #[serde(default)]
+    pub checks: Vec<Spanned<CheckDef>>,
     /// Fields of the JSON block (for a list: of each item).
     pub project: Option<Projection>,
     /// Makes the resource a page of a list.
@@ -109,7 +168,52 @@ pub struct ResourceDef {
     #[serde(default)]
     pub embed: IndexMap<String, Spanned<EmbedDef>>,
     pub markdown: Option<Spanned<MarkdownDef>>,
+    /// Serves the answer's text (a file) as a bounded range of lines.
+    pub text: Option<Spanned<TextDef>>,
     pub cache: Spanned<CacheClass>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackDef {
+    pub fetch: Spanned<String>,
+    /// What `@answered` says when this request answered.
+    pub answered_as: String,
+}
+
+/// A condition on the answer: `value` (an expression) must equal or end with a text in which
+/// `{var}` stands for a variable's value. With `when`, it applies only when each named
+/// variable has the given value.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckDef {
+    pub value: Spanned<String>,
+    pub equals: Option<String>,
+    pub ends_with: Option<String>,
+    #[serde(default)]
+    pub when: IndexMap<String, String>,
+}
+
+/// A text answer served as a bounded range of lines.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextDef {
+    /// An expression giving the text (default: the answer's body, fetched as text).
+    pub from: Option<Spanned<String>>,
+    /// The variable or argument holding the first line wanted (1-based).
+    pub start_line: Option<String>,
+    /// The variable or argument holding the last line wanted (inclusive).
+    pub end_line: Option<String>,
+    /// Most lines one answer shows.
+    pub max_lines: Option<Spanned<u64>>,
+    /// Most bytes one answer shows (cut at a line boundary).
+    pub max_bytes: Option<Spanned<u64>>,
+    /// Which end is shown when no range is asked for: the start (`oldest`) or the end (`newest`).
+    #[serde(default)]
+    pub keep: Keep,
+    /// The argument naming one file of a unified diff: the answer is that file's part, and
+    /// without it the list of files.
+    pub diff_file: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -150,6 +254,10 @@ pub struct ListDef {
     pub window: Window,
     /// JSONPath of the array in the answer (default: the answer itself).
     pub from: Option<Spanned<String>>,
+    /// Only an answer that is an array is a list page; any other answer is served as an
+    /// entity (a contents path may be a directory or a file).
+    #[serde(default)]
+    pub only_arrays: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -193,6 +301,11 @@ pub struct ToolDef {
     pub args: IndexMap<String, Spanned<ArgDef>>,
     /// Makes the tool return one page of a list.
     pub list: Option<Spanned<ToolListDef>>,
+    /// Makes the tool return a bounded range of the answer's text.
+    pub text: Option<Spanned<TextDef>>,
+    /// JSONPaths removed from the answer before anything is projected.
+    #[serde(default)]
+    pub secrets: Vec<Spanned<String>>,
     /// Fields of the result (for a list: of each item).
     pub project: Option<Projection>,
     /// Overrides of the annotations derived from the method.
@@ -253,12 +366,14 @@ pub struct AnnotationsDef {
 /// An ordered map of output field → value expression.
 pub type Projection = IndexMap<String, Spanned<ProjectValue>>;
 
-/// A projection value: an expression string, a scalar literal, or a nested object.
+/// A projection value: an expression string, a scalar literal, a nested object, or a list of
+/// alternatives (the first that is neither null nor empty wins).
 #[derive(Debug)]
 pub enum ProjectValue {
     Expr(String),
     Literal(Value),
     Object(Projection),
+    FirstOf(Vec<Spanned<ProjectValue>>),
 }
 
 impl<'de> Deserialize<'de> for ProjectValue {
@@ -270,7 +385,9 @@ impl<'de> Deserialize<'de> for ProjectValue {
             type Value = ProjectValue;
 
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an expression string, a scalar, or a map of fields")
+                f.write_str(
+                    "an expression string, a scalar, a map of fields or a list of alternatives",
+                )
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<ProjectValue, E> {
@@ -299,6 +416,17 @@ impl<'de> Deserialize<'de> for ProjectValue {
 
             fn visit_unit<E: de::Error>(self) -> Result<ProjectValue, E> {
                 Ok(ProjectValue::Literal(Value::Null))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ProjectValue, A::Error> {
+                let mut alternatives = Vec::new();
+                while let Some(value) = seq.next_element::<Spanned<ProjectValue>>()? {
+                    alternatives.push(value);
+                }
+                Ok(ProjectValue::FirstOf(alternatives))
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProjectValue, A::Error> {

@@ -162,7 +162,11 @@ impl FakeForge {
     /// Holds every answer to `path` until the returned gate gets permits (one per answer).
     pub fn gate(&self, path: &str) -> Arc<tokio::sync::Semaphore> {
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        self.world.lock().unwrap().gates.insert(path.to_owned(), gate.clone());
+        self.world
+            .lock()
+            .unwrap()
+            .gates
+            .insert(path.to_owned(), gate.clone());
         gate
     }
 
@@ -170,7 +174,10 @@ impl FakeForge {
     pub async fn wait_for(&self, what: &str, done: impl Fn(&[Logged]) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !done(&self.world.lock().unwrap().log) {
-            assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
@@ -235,7 +242,10 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         )
     };
     if let Some(gate) = gate {
-        gate.acquire().await.expect("gates are never closed").forget();
+        gate.acquire()
+            .await
+            .expect("gates are never closed")
+            .forget();
     }
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;

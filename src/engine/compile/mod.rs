@@ -1,0 +1,591 @@
+//! The compiler: raw manifests in, a [`Catalog`] out — or every finding, positioned.
+//!
+//! This is the only place that raises semantic errors about the manifests. It checks each rule of
+//! `manifest::checks` that needs no outside input (the swagger checks live in `lint`), derives
+//! what the manifests do not restate (annotations from methods, argument locations from the
+//! request line, the bounds sentence of each description), and builds the router.
+//!
+//! `resource.rs` compiles resources, listings and completions; `tool.rs` compiles tools; this
+//! file holds the entry point and what both share.
+
+mod resource;
+mod tool;
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde_json_path::JsonPath;
+use serde_saphyr::Spanned;
+
+use super::param::{Rule, RuleKind};
+use super::project::{Expr, ExprError, Field, Projection};
+use super::render::Renderer;
+use super::request::RequestTemplate;
+use super::text::TextSpec;
+use super::tool::Tool;
+use super::{Catalog, ErrorTable, Reason};
+use crate::manifest::checks::{self, Code};
+use crate::manifest::diagnostic::did_you_mean;
+use crate::manifest::raw::{self, ProjectValue};
+use crate::manifest::{FileId, Finding, Manifests, Pos};
+
+/// Default cap of lists when the manifest sets none.
+pub const DEFAULT_CAP: u64 = 30;
+/// Default largest page of a list tool.
+pub const DEFAULT_MAX_LIMIT: u64 = 50;
+/// Default `ttlMs` of immutable resources: one day.
+pub const DEFAULT_IMMUTABLE_TTL_MS: u64 = 86_400_000;
+/// Default size cap of a markdown block, in characters.
+pub const DEFAULT_MARKDOWN_CHARS: usize = 20_000;
+/// Default most lines of a text answer.
+pub const DEFAULT_TEXT_LINES: u64 = 400;
+/// Default most bytes of a text answer.
+pub const DEFAULT_TEXT_BYTES: u64 = 64 * 1024;
+/// Longest tool name MCP clients accept everywhere.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// Compiles both manifests; on failure, every finding (sorted by position).
+pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
+    let mut c = Compiler::default();
+    c.rules(FileId::Resources, &manifests.resources.rules);
+    c.rules(FileId::Tools, &manifests.tools.rules);
+    let errors = c.errors(&manifests.resources.errors);
+    let defaults = Defaults::from(&manifests.resources.defaults, &mut c);
+    let toolsets = manifests.tools.toolsets.clone();
+    let mut tools = Vec::new();
+    let mut tool_index = HashMap::new();
+    for def in &manifests.tools.tools {
+        if let Some(tool) = c.tool(def, &toolsets, &defaults) {
+            if tool_index.contains_key(&tool.name) {
+                c.push(
+                    Pos::of(FileId::Tools, &def.name),
+                    checks::DUPLICATE_TOOL,
+                    format!("tool `{}` is declared twice", tool.name),
+                );
+                continue;
+            }
+            tool_index.insert(tool.name.clone(), tools.len());
+            tools.push(tool);
+        }
+    }
+    let tools_ref = ToolRefs {
+        tools: &tools,
+        index: &tool_index,
+    };
+    let mut renderer = Renderer::default();
+    let mut resources = Vec::new();
+    let mut router = matchit::Router::new();
+    let mut routes: HashMap<String, String> = HashMap::new();
+    for def in &manifests.resources.resources {
+        let Some(resource) = c.resource(def, &defaults, &tools_ref, &mut renderer) else {
+            continue;
+        };
+        let pos = Pos::of(FileId::Resources, &def.uri);
+        let duplicate = resources.iter().find(|r: &&super::Resource| {
+            r.name == resource.name || r.template.as_str() == resource.template.as_str()
+        });
+        if let Some(other) = duplicate {
+            c.push(
+                pos,
+                checks::DUPLICATE_TEMPLATE,
+                format!(
+                    "resource `{}` ({}) repeats the name or template of `{}` ({})",
+                    resource.name,
+                    resource.template.as_str(),
+                    other.name,
+                    other.template.as_str()
+                ),
+            );
+            continue;
+        }
+        let route = resource.template.route();
+        if let Err(e) = router.insert(route.clone(), resources.len()) {
+            let with = match &e {
+                matchit::InsertError::Conflict { with } => {
+                    routes.get(with).cloned().unwrap_or_else(|| with.clone())
+                }
+                other => other.to_string(),
+            };
+            c.push(
+                pos,
+                checks::ROUTE_CONFLICT,
+                format!(
+                    "template {} routes to the same paths as {with}; make one of them differ by a literal segment",
+                    resource.template.as_str()
+                ),
+            );
+            continue;
+        }
+        routes.insert(route, resource.template.as_str().to_owned());
+        resources.push(resource);
+    }
+    let listings: Vec<_> = manifests
+        .resources
+        .listing
+        .iter()
+        .filter_map(|l| c.listing(l, &resources))
+        .collect();
+    let mut completions = HashMap::new();
+    for (var, def) in &manifests.resources.completions {
+        if let Some(completion) = c.completion(var, def, &resources) {
+            completions.insert(var.clone(), completion);
+        }
+    }
+    if !c.findings.is_empty() {
+        c.findings
+            .sort_by(|a, b| a.pos.cmp(&b.pos).then(a.code.cmp(&b.code)));
+        return Err(c.findings);
+    }
+    Ok(Catalog {
+        resources,
+        router,
+        tools,
+        tool_index,
+        errors: errors.expect("no findings means the error table compiled"),
+        renderer,
+        toolsets,
+        listings,
+        completions,
+    })
+}
+
+/// The tools a resource may name, for sentinel checks.
+struct ToolRefs<'a> {
+    tools: &'a [Tool],
+    index: &'a HashMap<String, usize>,
+}
+
+/// The `defaults:` block, resolved.
+struct Defaults {
+    cap: u64,
+    immutable_ttl_ms: u64,
+    markdown_max_chars: usize,
+}
+
+impl Defaults {
+    fn from(raw: &raw::DefaultsDef, c: &mut Compiler) -> Defaults {
+        let cap = match &raw.cap {
+            Some(cap) => c.positive(FileId::Resources, cap).unwrap_or(DEFAULT_CAP),
+            None => DEFAULT_CAP,
+        };
+        Defaults {
+            cap,
+            immutable_ttl_ms: raw.immutable_ttl_ms.unwrap_or(DEFAULT_IMMUTABLE_TTL_MS),
+            markdown_max_chars: raw.markdown_max_chars.unwrap_or(DEFAULT_MARKDOWN_CHARS),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Compiler {
+    findings: Vec<Finding>,
+    rules: IndexMap<String, Rule>,
+}
+
+impl Compiler {
+    fn push(&mut self, pos: Pos, code: Code, message: String) {
+        self.findings.push(Finding { pos, code, message });
+    }
+
+    fn positive(&mut self, file: FileId, value: &Spanned<u64>) -> Option<u64> {
+        if value.value == 0 {
+            self.push(
+                Pos::of(file, value),
+                checks::BAD_CAP,
+                "a cap or limit must be at least 1".into(),
+            );
+            None
+        } else {
+            Some(value.value)
+        }
+    }
+
+    fn rules(&mut self, file: FileId, defs: &IndexMap<String, Spanned<raw::RuleDef>>) {
+        for (name, def) in defs {
+            let pos = Pos::of(file, def);
+            if self.rules.contains_key(name) {
+                self.push(
+                    pos,
+                    checks::DUPLICATE_RULE,
+                    format!(
+                        "rule `{name}` is defined twice; rule names are shared by both manifests"
+                    ),
+                );
+                continue;
+            }
+            match compile_rule(name, &def.value) {
+                Ok(rule) => {
+                    self.rules.insert(name.clone(), rule);
+                }
+                Err(message) => {
+                    self.push(pos, checks::BAD_RULE, format!("rule `{name}`: {message}"))
+                }
+            }
+        }
+    }
+
+    fn rule(&mut self, file: FileId, name: &Spanned<String>) -> Option<Rule> {
+        match self.rules.get(&name.value) {
+            Some(rule) => Some(rule.clone()),
+            None => {
+                let hint = did_you_mean(&name.value, self.rules.keys().map(String::as_str));
+                self.push(
+                    Pos::of(file, name),
+                    checks::UNKNOWN_RULE,
+                    format!("no rule named `{}`{hint}", name.value),
+                );
+                None
+            }
+        }
+    }
+
+    fn errors(&mut self, def: &Spanned<raw::ErrorsDef>) -> Option<ErrorTable> {
+        let file = FileId::Resources;
+        let before = self.findings.len();
+        let mut exact = HashMap::new();
+        let mut classes = [None; 6];
+        for (key, reason_name) in &def.value.status {
+            let pos = Pos::of(file, reason_name);
+            let Some(reason) = Reason::parse(&reason_name.value) else {
+                let hint = did_you_mean(&reason_name.value, Reason::ALL.iter().map(|r| r.as_str()));
+                self.push(
+                    pos,
+                    checks::ERROR_TABLE,
+                    format!("`{}` is not a reason{hint}", reason_name.value),
+                );
+                continue;
+            };
+            if let Ok(status) = key.parse::<u16>()
+                && (100..600).contains(&status)
+            {
+                exact.insert(status, reason);
+            } else if let Some(class) = key
+                .strip_suffix("xx")
+                .and_then(|d| d.parse::<usize>().ok())
+                .filter(|d| (1..6).contains(d))
+            {
+                classes[class] = Some(reason);
+            } else {
+                self.push(
+                    pos,
+                    checks::ERROR_TABLE,
+                    format!("status key `{key}` is neither a status (`404`) nor a class (`4xx`)"),
+                );
+            }
+        }
+        let mut codes = HashMap::new();
+        for (name, code) in &def.value.codes {
+            match Reason::parse(name) {
+                Some(reason) => {
+                    codes.insert(reason, code.value as i32);
+                }
+                None => self.push(
+                    Pos::of(file, code),
+                    checks::ERROR_TABLE,
+                    format!("`{name}` is not a reason"),
+                ),
+            }
+        }
+        for reason in Reason::ALL {
+            if !codes.contains_key(&reason) {
+                self.push(
+                    Pos::of(file, def),
+                    checks::ERROR_TABLE,
+                    format!("`codes` has no entry for reason `{reason}`"),
+                );
+            }
+        }
+        let mut hints = HashMap::new();
+        for (name, hint) in &def.value.hints {
+            match Reason::parse(name) {
+                Some(reason) => {
+                    hints.insert(reason, hint.trim().to_owned());
+                }
+                None => self.push(
+                    Pos::of(file, def),
+                    checks::ERROR_TABLE,
+                    format!("hint for `{name}`, which is not a reason"),
+                ),
+            }
+        }
+        (self.findings.len() == before).then(|| ErrorTable::new(exact, classes, codes, hints))
+    }
+
+    fn request(&mut self, file: FileId, line: &Spanned<String>) -> Option<RequestTemplate> {
+        match RequestTemplate::parse(&line.value) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.push(
+                    Pos::of(file, line),
+                    checks::REQUEST_SYNTAX,
+                    format!("`{}`: {e}", line.value),
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks that every placeholder of `request` is one of `vars`.
+    fn placeholders(
+        &mut self,
+        file: FileId,
+        line: &Spanned<String>,
+        request: &RequestTemplate,
+        vars: &[&str],
+        owner: &str,
+    ) {
+        for placeholder in request.placeholders() {
+            if !vars.contains(&placeholder) {
+                let hint = did_you_mean(placeholder, vars.iter().copied());
+                self.push(
+                    Pos::of(file, line),
+                    checks::UNBOUND_PLACEHOLDER,
+                    format!(
+                        "`{{{placeholder}}}` in `{}` is not a variable of {owner}{hint}",
+                        line.value
+                    ),
+                );
+            }
+        }
+    }
+
+    fn projection(
+        &mut self,
+        file: FileId,
+        raw: &raw::Projection,
+        sources: &[&str],
+        vars: &[&str],
+    ) -> Option<Projection> {
+        let before = self.findings.len();
+        let fields = self.fields(file, raw, sources, vars, "");
+        (self.findings.len() == before).then(|| Projection::new(fields))
+    }
+
+    fn fields(
+        &mut self,
+        file: FileId,
+        raw: &raw::Projection,
+        sources: &[&str],
+        vars: &[&str],
+        prefix: &str,
+    ) -> Vec<(String, Field)> {
+        let mut out = Vec::new();
+        for (name, value) in raw {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}.{name}")
+            };
+            if let Some(field) = self.field(file, value, sources, vars, &path) {
+                out.push((name.clone(), field));
+            }
+        }
+        out
+    }
+
+    fn field(
+        &mut self,
+        file: FileId,
+        value: &Spanned<ProjectValue>,
+        sources: &[&str],
+        vars: &[&str],
+        path: &str,
+    ) -> Option<Field> {
+        match &value.value {
+            ProjectValue::Literal(v) => Some(Field::Literal(v.clone())),
+            ProjectValue::Object(inner) => {
+                Some(Field::Object(self.fields(file, inner, sources, vars, path)))
+            }
+            ProjectValue::FirstOf(alternatives) => {
+                let compiled: Vec<Field> = alternatives
+                    .iter()
+                    .filter_map(|a| self.field(file, a, sources, vars, path))
+                    .collect();
+                (compiled.len() == alternatives.len()).then_some(Field::FirstOf(compiled))
+            }
+            ProjectValue::Expr(text) => {
+                self.expression(Pos::of(file, value), text, sources, vars, path)
+            }
+        }
+    }
+
+    /// Compiles one expression and checks the variables it reads.
+    fn expression(
+        &mut self,
+        pos: Pos,
+        text: &str,
+        sources: &[&str],
+        vars: &[&str],
+        what: &str,
+    ) -> Option<Field> {
+        match Expr::compile(text, sources) {
+            Ok(field) => {
+                if let Field::Expr(e) = &field {
+                    for arg in e.args() {
+                        if !vars.contains(&arg) {
+                            let hint = did_you_mean(arg, vars.iter().copied());
+                            self.push(
+                                pos,
+                                checks::EXPRESSION,
+                                format!(
+                                    "`{what}` reads `{{{arg}}}`, which is not a variable here{hint}"
+                                ),
+                            );
+                        }
+                    }
+                }
+                Some(field)
+            }
+            Err(e) => {
+                let code = if matches!(e, ExprError::JsonPath { .. }) {
+                    checks::JSONPATH_SYNTAX
+                } else {
+                    checks::EXPRESSION
+                };
+                self.push(pos, code, format!("`{what}`: {e}"));
+                None
+            }
+        }
+    }
+
+    fn json_path(&mut self, file: FileId, text: &Spanned<String>) -> Option<JsonPath> {
+        match JsonPath::parse(&text.value) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.push(
+                    Pos::of(file, text),
+                    checks::JSONPATH_SYNTAX,
+                    format!(
+                        "JSONPath `{}` does not compile: {}",
+                        text.value,
+                        e.message()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn secrets(&mut self, file: FileId, paths: &[Spanned<String>]) -> Vec<JsonPath> {
+        paths
+            .iter()
+            .filter_map(|p| self.json_path(file, p))
+            .collect()
+    }
+
+    /// Compiles a `text:` block whose range variables must be among `vars`.
+    fn text(
+        &mut self,
+        file: FileId,
+        def: &Spanned<raw::TextDef>,
+        sources: &[&str],
+        vars: &[&str],
+    ) -> Option<TextSpec> {
+        let t = &def.value;
+        let pos = Pos::of(file, def);
+        for var in [&t.start_line, &t.end_line, &t.diff_file]
+            .into_iter()
+            .flatten()
+        {
+            if !vars.contains(&var.as_str()) {
+                let hint = did_you_mean(var, vars.iter().copied());
+                self.push(
+                    pos,
+                    checks::UNBOUND_PLACEHOLDER,
+                    format!("`text` names `{var}`, which is not a variable or argument here{hint}"),
+                );
+            }
+        }
+        let from = match &t.from {
+            Some(expr) => Some(self.expression(
+                Pos::of(file, expr),
+                &expr.value,
+                sources,
+                vars,
+                "text.from",
+            )?),
+            None => None,
+        };
+        let max_lines = match &t.max_lines {
+            Some(n) => self.positive(file, n)?,
+            None => DEFAULT_TEXT_LINES,
+        };
+        let max_bytes = match &t.max_bytes {
+            Some(n) => self.positive(file, n)?,
+            None => DEFAULT_TEXT_BYTES,
+        };
+        Some(TextSpec {
+            from,
+            start_line: t.start_line.clone(),
+            end_line: t.end_line.clone(),
+            max_lines,
+            max_bytes,
+            keep: t.keep,
+            diff_file: t.diff_file.clone(),
+        })
+    }
+
+    /// The named tool's largest page, or a finding when there is no such tool.
+    fn tool_ref(&mut self, file: FileId, name: &Spanned<String>, tools: &ToolRefs) -> Option<u64> {
+        match tools.index.get(&name.value) {
+            Some(&i) => Some(tools.tools[i].max_limit()),
+            None => {
+                let hint = did_you_mean(&name.value, tools.index.keys().map(String::as_str));
+                self.push(
+                    Pos::of(file, name),
+                    checks::UNKNOWN_TOOL,
+                    format!("no tool named `{}` in the tool manifest{hint}", name.value),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, String> {
+    let kind = def.kind.as_ref().map_or("string", |k| k.value.as_str());
+    let kind = match kind {
+        "string" => {
+            if def.minimum.is_some() || def.maximum.is_some() {
+                return Err("`minimum`/`maximum` apply to integers; set `type: integer`".into());
+            }
+            let pattern = match &def.pattern {
+                // Rules match the whole value, whether or not the pattern is anchored.
+                Some(p) => Some(
+                    Regex::new(&format!("^(?:{})$", p.value))
+                        .map_err(|e| format!("pattern does not compile: {e}"))?,
+                ),
+                None => None,
+            };
+            if pattern.is_none() && def.values.is_none() && def.max_length.is_none() {
+                return Err("a string rule needs a `pattern`, an `enum` or a `max_length`".into());
+            }
+            RuleKind::Text {
+                pattern,
+                max_length: def.max_length,
+                values: def.values.clone(),
+            }
+        }
+        "integer" => {
+            if def.pattern.is_some() || def.values.is_some() || def.max_length.is_some() {
+                return Err("`pattern`, `enum` and `max_length` apply to strings".into());
+            }
+            if let (Some(lo), Some(hi)) = (def.minimum, def.maximum)
+                && lo > hi
+            {
+                return Err(format!("minimum {lo} is above maximum {hi}"));
+            }
+            RuleKind::Integer {
+                minimum: def.minimum,
+                maximum: def.maximum,
+            }
+        }
+        other => return Err(format!("type `{other}` is not `string` or `integer`")),
+    };
+    Ok(Rule {
+        name: name.to_owned(),
+        description: def.description.clone(),
+        kind,
+    })
+}

@@ -1,0 +1,792 @@
+//! Compiling resources, `resources/list` sources and completions.
+
+use std::collections::HashSet;
+
+use serde_saphyr::Spanned;
+
+use super::{Compiler, Defaults, ToolRefs};
+use crate::engine::complete::{Completion, Source};
+use crate::engine::listing::Listing;
+use crate::engine::project::Projection;
+use crate::engine::render::Renderer;
+use crate::engine::request::RequestTemplate;
+use crate::engine::resource::{
+    Cache, Check, Embed, EmbedSource, Expect, LIMIT, Markdown, PAGE, Param, Resource, Shape,
+};
+use crate::engine::template::{TemplateError, UriTemplate};
+use crate::forge::Method;
+use crate::manifest::checks;
+use crate::manifest::diagnostic::did_you_mean;
+use crate::manifest::raw::{self, CacheClass, Keep};
+use crate::manifest::{FileId, Pos};
+
+const FILE: FileId = FileId::Resources;
+
+/// Fields a list page always has, for markdown checks.
+const ENVELOPE: [&str; 7] = [
+    "page",
+    "limit",
+    "total_count",
+    "has_more",
+    "items",
+    "next",
+    "truncated",
+];
+/// Fields a text answer adds.
+const TEXT_FIELDS: [&str; 5] = ["start_line", "end_line", "total_lines", "truncated", "note"];
+
+impl Compiler {
+    pub(super) fn resource(
+        &mut self,
+        def: &raw::ResourceDef,
+        defaults: &Defaults,
+        tools: &ToolRefs,
+        renderer: &mut Renderer,
+    ) -> Option<Resource> {
+        let before = self.findings.len();
+        let uri_pos = Pos::of(FILE, &def.uri);
+        let template = match UriTemplate::parse(&def.uri.value) {
+            Ok(t) => t,
+            Err(e) => {
+                let code = if matches!(e, TemplateError::Scheme(_)) {
+                    checks::TEMPLATE_SCHEME
+                } else {
+                    checks::TEMPLATE_SYNTAX
+                };
+                self.push(uri_pos, code, format!("`{}`: {e}", def.uri.value));
+                return None;
+            }
+        };
+        let vars: Vec<&str> = template.vars().collect();
+        let params = self.params(def, &template, &vars);
+        self.scope(uri_pos, &template, &params);
+
+        // Requests: the primary one, its fallbacks, the concurrent `with:` ones, embed fetches.
+        let mut used: HashSet<String> = HashSet::new();
+        let mut lines: Vec<&Spanned<String>> = vec![&def.fetch];
+        lines.extend(def.fallback.iter().map(|f| &f.value.fetch));
+        lines.extend(def.with.values());
+        lines.extend(def.embed.values().filter_map(|e| e.value.fetch.as_ref()));
+        let mut compiled = Vec::new();
+        for line in &lines {
+            if let Some(t) = self.request(FILE, line) {
+                if t.method != Method::Get {
+                    self.push(
+                        Pos::of(FILE, *line),
+                        checks::REQUEST_SYNTAX,
+                        format!("`{}`: resources only read; use GET", line.value),
+                    );
+                }
+                self.placeholders(FILE, line, &t, &vars, template.as_str());
+                used.extend(t.placeholders().map(str::to_owned));
+                compiled.push(Some(t));
+            } else {
+                compiled.push(None);
+            }
+        }
+        let mut compiled = compiled.into_iter();
+        let fetch = compiled.next().flatten();
+        let fallbacks: Vec<(RequestTemplate, String)> = def
+            .fallback
+            .iter()
+            .zip(compiled.by_ref())
+            .filter_map(|(f, t)| t.map(|t| (t, f.value.answered_as.clone())))
+            .collect();
+        let with: Vec<(String, RequestTemplate)> = def
+            .with
+            .keys()
+            .zip(compiled.by_ref())
+            .filter_map(|(name, t)| t.map(|t| (name.clone(), t)))
+            .collect();
+        let with_names: Vec<&str> = def.with.keys().map(String::as_str).collect();
+        if !def.fallback.is_empty() && def.answered_as.is_none() {
+            self.push(
+                Pos::of(FILE, &def.fetch),
+                checks::WRONG_TYPE,
+                "a resource with `fallback` needs `answered_as`, naming what the primary request returns".into(),
+            );
+        }
+
+        let secrets = self.secrets(FILE, &def.secrets);
+        let checks = self.checks(def, &with_names, &vars, &params, &mut used);
+
+        let shape = match &def.list {
+            Some(list) => self.list_shape(def, list, &template, defaults, tools, &vars),
+            None => self.entity_shape(def, defaults, tools, &with_names, &vars, &mut used),
+        };
+        let text = match &def.text {
+            Some(t) => {
+                let spec = self.text(FILE, t, &with_names, &vars);
+                if let Some(spec) = &spec {
+                    used.extend(
+                        [&spec.start_line, &spec.end_line, &spec.diff_file]
+                            .into_iter()
+                            .flatten()
+                            .cloned(),
+                    );
+                    if let Some(from) = &spec.from {
+                        let mut read = Vec::new();
+                        field_args(from, &mut read);
+                        used.extend(read);
+                    }
+                }
+                spec
+            }
+            None => None,
+        };
+        let markdown = self.markdown(
+            def,
+            defaults,
+            renderer,
+            &shape,
+            text.is_some(),
+            &with_names,
+            &vars,
+            &mut used,
+        );
+
+        if let Some(Shape::List { .. }) = &shape {
+            used.extend([PAGE.to_owned(), LIMIT.to_owned()]);
+        }
+        for var in &vars {
+            if !used.contains(*var) {
+                self.push(
+                    uri_pos,
+                    checks::UNUSED_VARIABLE,
+                    format!(
+                        "variable `{var}` of {} is used by no request, check, text range or projection",
+                        template.as_str()
+                    ),
+                );
+            }
+        }
+        let cache = self.cache(def, &template, &params, defaults);
+        if self.findings.len() != before {
+            return None;
+        }
+        let shape = shape?;
+        let description = describe(
+            &def.description,
+            &shape,
+            cache,
+            markdown.is_some(),
+            text.is_some(),
+        );
+        Some(Resource {
+            name: def.name.value.clone(),
+            title: def.title.clone(),
+            description,
+            template,
+            params,
+            fetch: fetch?,
+            answered_as: def.answered_as.clone(),
+            fallbacks,
+            with,
+            secrets,
+            checks,
+            shape,
+            text,
+            markdown,
+            cache,
+        })
+    }
+
+    /// Every variable has a rule; every rule entry and default names a variable.
+    fn params(
+        &mut self,
+        def: &raw::ResourceDef,
+        template: &UriTemplate,
+        vars: &[&str],
+    ) -> Vec<Param> {
+        let uri_pos = Pos::of(FILE, &def.uri);
+        let mut params = Vec::new();
+        for var in vars {
+            match def.params.get(*var) {
+                Some(rule_name) => {
+                    if let Some(rule) = self.rule(FILE, rule_name) {
+                        params.push(Param {
+                            name: (*var).to_owned(),
+                            rule,
+                            default: None,
+                        });
+                    }
+                }
+                None => self.push(
+                    uri_pos,
+                    checks::UNRULED_VARIABLE,
+                    format!("variable `{var}` has no rule; add `{var}: <rule>` under `params`"),
+                ),
+            }
+        }
+        for (name, rule_name) in &def.params {
+            if !vars.contains(&name.as_str()) {
+                self.push(
+                    Pos::of(FILE, rule_name),
+                    checks::UNUSED_VARIABLE,
+                    format!(
+                        "`params` names `{name}`, which the template {} does not have",
+                        template.as_str()
+                    ),
+                );
+            }
+        }
+        for (name, value) in &def.defaults {
+            let pos = Pos::of(FILE, value);
+            let Some(param) = params.iter_mut().find(|p| p.name == *name) else {
+                self.push(
+                    pos,
+                    checks::UNUSED_VARIABLE,
+                    format!("`defaults` names `{name}`, which is not a variable of the template"),
+                );
+                continue;
+            };
+            if !template.query_vars().contains(name) {
+                self.push(
+                    pos,
+                    checks::BAD_ARGUMENT,
+                    format!("`{name}` is a path variable; only query variables can have a default"),
+                );
+                continue;
+            }
+            if let Err(e) = param.rule.check_json(&value.value) {
+                self.push(
+                    pos,
+                    checks::BAD_ARGUMENT,
+                    format!("the default of `{name}` must be {e}"),
+                );
+                continue;
+            }
+            param.default = Some(value.value.clone());
+        }
+        params
+    }
+
+    /// A numeric id needs a named scope before it: repository and organization ids share one
+    /// integer space.
+    fn scope(&mut self, pos: Pos, template: &UriTemplate, params: &[Param]) {
+        let in_path = |p: &Param| template.path_vars().any(|v| v == p.name);
+        if let Some(first_int) = params
+            .iter()
+            .position(|p| p.rule.is_integer() && in_path(p))
+            && !params[..first_int]
+                .iter()
+                .any(|p| !p.rule.is_integer() && in_path(p))
+        {
+            self.push(
+                pos,
+                checks::SCOPELESS_ID,
+                format!(
+                    "`{}` addresses a numeric id without a scope; put it under `repo/{{owner}}/{{repo}}/…` or `org/{{org}}/…`",
+                    template.as_str()
+                ),
+            );
+        }
+    }
+
+    fn checks(
+        &mut self,
+        def: &raw::ResourceDef,
+        with_names: &[&str],
+        vars: &[&str],
+        params: &[Param],
+        used: &mut HashSet<String>,
+    ) -> Vec<Check> {
+        let mut out = Vec::new();
+        for check in &def.checks {
+            let c = &check.value;
+            let pos = Pos::of(FILE, check);
+            let expect = match (&c.equals, &c.ends_with) {
+                (Some(t), None) => Expect::Equals(t.clone()),
+                (None, Some(t)) => Expect::EndsWith(t.clone()),
+                _ => {
+                    self.push(
+                        pos,
+                        checks::WRONG_TYPE,
+                        "a check needs exactly one of `equals` and `ends_with`".into(),
+                    );
+                    continue;
+                }
+            };
+            let text = match &expect {
+                Expect::Equals(t) | Expect::EndsWith(t) => t,
+            };
+            for var in vars {
+                if text.contains(&format!("{{{var}}}")) {
+                    used.insert((*var).to_owned());
+                }
+            }
+            let mut when = Vec::new();
+            for (var, value) in &c.when {
+                match params.iter().find(|p| p.name == *var) {
+                    Some(p) if p.rule.check_text(value).is_ok() => {
+                        used.insert(var.clone());
+                        when.push((var.clone(), value.clone()));
+                    }
+                    Some(p) => self.push(
+                        pos,
+                        checks::BAD_ARGUMENT,
+                        format!(
+                            "`when: {var}: {value}` can never hold: `{var}` must be {}",
+                            p.rule.expected()
+                        ),
+                    ),
+                    None => self.push(
+                        pos,
+                        checks::UNBOUND_PLACEHOLDER,
+                        format!("`when` names `{var}`, which is not a variable of the template"),
+                    ),
+                }
+            }
+            if let Some(value) = self.expression(
+                Pos::of(FILE, &c.value),
+                &c.value.value,
+                with_names,
+                vars,
+                "check",
+            ) {
+                out.push(Check {
+                    source: c.value.value.clone(),
+                    value,
+                    expect,
+                    when,
+                });
+            }
+        }
+        out
+    }
+
+    fn list_shape(
+        &mut self,
+        def: &raw::ResourceDef,
+        list: &Spanned<raw::ListDef>,
+        template: &UriTemplate,
+        defaults: &Defaults,
+        tools: &ToolRefs,
+        vars: &[&str],
+    ) -> Option<Shape> {
+        let query = template.query_vars();
+        if !(query.iter().any(|q| q == PAGE) && query.iter().any(|q| q == LIMIT)) {
+            self.push(
+                Pos::of(FILE, &def.uri),
+                checks::TEMPLATE_SYNTAX,
+                format!(
+                    "{} is a list: its template must end in `{{?{PAGE},{LIMIT}}}` (with any other query variables)",
+                    template.as_str()
+                ),
+            );
+        }
+        if !def.embed.is_empty() {
+            self.push(
+                Pos::of(FILE, list),
+                checks::WRONG_TYPE,
+                "a list resource cannot also embed lists".into(),
+            );
+        }
+        let cap = match &list.value.cap {
+            Some(cap) => self.positive(FILE, cap)?,
+            None => defaults.cap,
+        };
+        let max_limit = self.tool_ref(FILE, &list.value.tool, tools)?;
+        if max_limit < cap {
+            self.push(
+                Pos::of(FILE, &list.value.tool),
+                checks::LIMIT_ABOVE_CAP,
+                format!(
+                    "the cap {cap} is above the largest page of `{}` ({max_limit}): its sentinel's next call could not be made",
+                    list.value.tool.value
+                ),
+            );
+        }
+        let from = match &list.value.from {
+            Some(p) => Some(self.json_path(FILE, p)?),
+            None => None,
+        };
+        let item = match &def.project {
+            Some(p) => self.projection(FILE, p, &[], vars)?,
+            None => Projection::identity(),
+        };
+        Some(Shape::List {
+            from,
+            item,
+            cap,
+            tool: list.value.tool.value.clone(),
+            window: list.value.window,
+            only_arrays: list.value.only_arrays,
+        })
+    }
+
+    fn entity_shape(
+        &mut self,
+        def: &raw::ResourceDef,
+        defaults: &Defaults,
+        tools: &ToolRefs,
+        with_names: &[&str],
+        vars: &[&str],
+        used: &mut HashSet<String>,
+    ) -> Option<Shape> {
+        let project = match &def.project {
+            Some(p) => self.projection(FILE, p, with_names, vars),
+            None => Some(Projection::identity()),
+        };
+        if let Some(p) = &project {
+            used.extend(p.args().into_iter().map(str::to_owned));
+        }
+        let mut embeds = Vec::new();
+        for (field, embed) in &def.embed {
+            let e = &embed.value;
+            let pos = Pos::of(FILE, embed);
+            let cap = match &e.cap {
+                Some(cap) => self.positive(FILE, cap),
+                None => Some(defaults.cap),
+            };
+            let tool_max_limit = self.tool_ref(FILE, &e.tool, tools);
+            // `from` may start with `$name` to read a `with:` answer instead of the primary one.
+            let (source, from) = match (&e.fetch, &e.from) {
+                (Some(line), from) => (
+                    RequestTemplate::parse(&line.value)
+                        .ok()
+                        .map(EmbedSource::Fetch),
+                    from.clone(),
+                ),
+                (None, Some(from)) => match split_source(&from.value, with_names) {
+                    Ok((source, rest)) => (
+                        Some(source),
+                        Some(Spanned {
+                            value: rest,
+                            referenced: from.referenced,
+                            defined: from.defined,
+                        }),
+                    ),
+                    Err(name) => {
+                        self.push(
+                            Pos::of(FILE, from),
+                            checks::EXPRESSION,
+                            format!("`${name}` names no `with:` request"),
+                        );
+                        (None, None)
+                    }
+                },
+                (None, None) => {
+                    self.push(
+                        pos,
+                        checks::WRONG_TYPE,
+                        format!("embed `{field}` needs `fetch` or `from`"),
+                    );
+                    (None, None)
+                }
+            };
+            if e.keep == Keep::Newest && e.fetch.is_none() {
+                self.push(
+                    pos,
+                    checks::WRONG_TYPE,
+                    format!("embed `{field}`: `keep: newest` needs its own `fetch` (to reach the last pages)"),
+                );
+            }
+            let from = match &from {
+                Some(p) => self.json_path(FILE, p),
+                None => None,
+            };
+            let item = match &e.project {
+                Some(p) => self.projection(FILE, p, &[], vars),
+                None => Some(Projection::identity()),
+            };
+            if let Some(item) = &item {
+                used.extend(item.args().into_iter().map(str::to_owned));
+            }
+            if let (Some(source), Some(cap), Some(tool_max_limit), Some(item)) =
+                (source, cap, tool_max_limit, item)
+            {
+                embeds.push(Embed {
+                    field: field.clone(),
+                    source,
+                    from,
+                    cap,
+                    keep: e.keep,
+                    window: e.window,
+                    tool: e.tool.value.clone(),
+                    tool_max_limit,
+                    item,
+                });
+            }
+        }
+        Some(Shape::Entity {
+            project: project?,
+            embeds,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn markdown(
+        &mut self,
+        def: &raw::ResourceDef,
+        defaults: &Defaults,
+        renderer: &mut Renderer,
+        shape: &Option<Shape>,
+        text: bool,
+        with_names: &[&str],
+        vars: &[&str],
+        used: &mut HashSet<String>,
+    ) -> Option<Markdown> {
+        let md = def.markdown.as_ref()?;
+        let name = def.name.value.clone();
+        let extra = match &md.value.project {
+            Some(p) => self.projection(FILE, p, with_names, vars),
+            None => None,
+        };
+        let pos = Pos::of(FILE, &md.value.template);
+        if let Err(e) = renderer.add(&name, &md.value.template.value) {
+            self.push(
+                pos,
+                checks::MARKDOWN_SYNTAX,
+                format!("markdown template: {e}"),
+            );
+            return None;
+        }
+        let mut fields: HashSet<String> = HashSet::new();
+        match shape {
+            Some(Shape::Entity { project, embeds }) => {
+                fields.extend(project.field_names().map(str::to_owned));
+                for e in embeds {
+                    fields.insert(e.field.clone());
+                    fields.insert(format!("{}_truncated", e.field));
+                }
+            }
+            Some(Shape::List { item, .. }) => {
+                fields.extend(ENVELOPE.map(str::to_owned));
+                fields.extend(item.field_names().map(str::to_owned));
+            }
+            None => {}
+        }
+        if text {
+            fields.extend(TEXT_FIELDS.map(str::to_owned));
+        }
+        if let Some(extra) = &extra {
+            fields.extend(extra.field_names().map(str::to_owned));
+            used.extend(extra.args().into_iter().map(str::to_owned));
+        }
+        for var in renderer.variables(&name) {
+            if !fields.contains(&var) {
+                let hint = did_you_mean(&var, fields.iter().map(String::as_str));
+                self.push(
+                    pos,
+                    checks::MARKDOWN_FIELD,
+                    format!("the markdown template reads `{var}`, which the projection does not produce{hint}"),
+                );
+            }
+        }
+        Some(Markdown {
+            extra,
+            max_chars: md.value.max_chars.unwrap_or(defaults.markdown_max_chars),
+        })
+    }
+
+    fn cache(
+        &mut self,
+        def: &raw::ResourceDef,
+        template: &UriTemplate,
+        params: &[Param],
+        defaults: &Defaults,
+    ) -> Cache {
+        match def.cache.value {
+            CacheClass::Mutable => Cache::Mutable,
+            CacheClass::Immutable => {
+                let keyed = params
+                    .iter()
+                    .any(|p| p.rule.is_full_sha() && template.path_vars().any(|v| v == p.name));
+                if !keyed {
+                    self.push(
+                        Pos::of(FILE, &def.cache),
+                        checks::MUTABLE_KEY,
+                        format!(
+                            "{} is marked immutable but no path variable is a full 40-hex commit sha",
+                            template.as_str()
+                        ),
+                    );
+                }
+                Cache::Immutable {
+                    ttl_ms: defaults.immutable_ttl_ms,
+                }
+            }
+        }
+    }
+
+    pub(super) fn listing(
+        &mut self,
+        def: &Spanned<raw::ListingDef>,
+        resources: &[Resource],
+    ) -> Option<Listing> {
+        let l = &def.value;
+        let before = self.findings.len();
+        let fetch = self.request(FILE, &l.fetch);
+        if let Some(f) = &fetch {
+            self.placeholders(
+                FILE,
+                &l.fetch,
+                f,
+                &[],
+                "a listing (listings take no variables)",
+            );
+        }
+        let Some(resource) = resources
+            .iter()
+            .find(|r| r.template.as_str() == l.uri.value)
+        else {
+            let hint = did_you_mean(&l.uri.value, resources.iter().map(|r| r.template.as_str()));
+            self.push(
+                Pos::of(FILE, &l.uri),
+                checks::UNKNOWN_TEMPLATE,
+                format!(
+                    "`{}` is not the template of a resource here{hint}",
+                    l.uri.value
+                ),
+            );
+            return None;
+        };
+        let mut args = Vec::new();
+        for var in resource.template.vars() {
+            if let Some(expr) = l.args.get(var) {
+                if let Some(field) =
+                    self.expression(Pos::of(FILE, expr), &expr.value, &[], &[], var)
+                {
+                    args.push((var.to_owned(), field));
+                }
+            } else if resource.template.path_vars().any(|v| v == var) {
+                self.push(
+                    Pos::of(FILE, &l.uri),
+                    checks::UNBOUND_PLACEHOLDER,
+                    format!("the listing gives no value for `{var}` of {}", l.uri.value),
+                );
+            }
+        }
+        let name = self.expression(Pos::of(FILE, &l.name), &l.name.value, &[], &[], "name");
+        let description = match &l.description {
+            Some(d) => self.expression(Pos::of(FILE, d), &d.value, &[], &[], "description"),
+            None => None,
+        };
+        if self.findings.len() != before {
+            return None;
+        }
+        Some(Listing {
+            fetch: fetch?,
+            needs_token: l.needs_token,
+            template: resource.template.clone(),
+            args,
+            name: name?,
+            description,
+        })
+    }
+
+    pub(super) fn completion(
+        &mut self,
+        var: &str,
+        def: &Spanned<raw::CompletionDef>,
+        resources: &[Resource],
+    ) -> Option<Completion> {
+        let before = self.findings.len();
+        let templates: Vec<&Resource> = resources
+            .iter()
+            .filter(|r| r.template.vars().any(|v| v == var))
+            .collect();
+        if templates.is_empty() {
+            self.push(
+                Pos::of(FILE, def),
+                checks::UNUSED_VARIABLE,
+                format!("`completions` names `{var}`, which no template has"),
+            );
+            return None;
+        }
+        // A source may use what was typed (`{value}`) and any variable of a template having `var`.
+        let mut vars: Vec<&str> = vec!["value"];
+        for r in &templates {
+            vars.extend(r.template.vars());
+        }
+        let mut sources = Vec::new();
+        for source in &def.value.sources {
+            let s = &source.value;
+            let Some(fetch) = self.request(FILE, &s.fetch) else {
+                continue;
+            };
+            self.placeholders(FILE, &s.fetch, &fetch, &vars, "a completion source");
+            let from = match &s.from {
+                Some(p) => self.json_path(FILE, p),
+                None => None,
+            };
+            let value =
+                self.expression(Pos::of(FILE, &s.value), &s.value.value, &[], &vars, "value");
+            let mut filter = Vec::new();
+            for (expr, wanted) in &s.filter {
+                if let Some(field) =
+                    self.expression(Pos::of(FILE, source), expr, &[], &vars, "where")
+                {
+                    filter.push((field, wanted.clone()));
+                }
+            }
+            if let Some(value) = value {
+                sources.push(Source {
+                    fetch,
+                    from,
+                    value,
+                    filter,
+                });
+            }
+        }
+        (self.findings.len() == before).then_some(Completion { sources })
+    }
+}
+
+/// The variables an expression field reads.
+fn field_args(field: &crate::engine::project::Field, out: &mut Vec<String>) {
+    let projection = Projection::new(vec![(String::new(), field.clone())]);
+    out.extend(projection.args().into_iter().map(str::to_owned));
+}
+
+/// Splits `$name.rest` into the `with:` source it reads and `$.rest`.
+fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), String> {
+    let rest = text.strip_prefix('$').unwrap_or(text);
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, path) = rest.split_at(len);
+    if name.is_empty() {
+        return Ok((EmbedSource::Primary, text.to_owned()));
+    }
+    match with_names.iter().position(|n| *n == name) {
+        Some(i) => Ok((EmbedSource::With(i), format!("${path}"))),
+        None => Err(name.to_owned()),
+    }
+}
+
+/// The description clients show: the manifest's words, then the bounds the engine enforces.
+fn describe(base: &str, shape: &Shape, cache: Cache, markdown: bool, text: bool) -> String {
+    let mut d = base.trim().to_owned();
+    match shape {
+        Shape::List { cap, tool, .. } => d.push_str(&format!(
+            " Bounds: `page` from 1, `limit` clamped to {cap} (the default); the answer has `total_count` when \
+             the forge reports it, `has_more`, and when more remain `next` and a sentinel naming the `{tool}` tool."
+        )),
+        Shape::Entity { embeds, .. } => {
+            for e in embeds {
+                let which = match e.keep {
+                    Keep::Newest => "the newest",
+                    Keep::Oldest => "the first",
+                };
+                d.push_str(&format!(
+                    " Embeds `{}`: {which} {} items at most; when capped, a sentinel names the `{}` tool for the rest.",
+                    e.field, e.cap, e.tool
+                ));
+            }
+        }
+    }
+    if text {
+        d.push_str(" Text is served as a range of lines (`start_line`, `end_line`); the answer says which lines of how many.");
+    }
+    if markdown {
+        d.push_str(" Returns a JSON block and a text/markdown block.");
+    }
+    if let Cache::Immutable { ttl_ms } = cache {
+        d.push_str(&format!(
+            " Immutable: the answer never changes; clients may cache it ({ttl_ms} ms)."
+        ));
+    }
+    d
+}

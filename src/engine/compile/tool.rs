@@ -1,0 +1,394 @@
+//! Compiling tools: arguments and where they go, paging, text answers, annotations, and the
+//! input and output schemas announced in `tools/list`.
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use serde_saphyr::Spanned;
+
+use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_TOOL_NAME};
+use crate::engine::project::Projection;
+use crate::engine::request::RequestTemplate;
+use crate::engine::resource::{LIMIT, PAGE};
+use crate::engine::schema::{Check, Schema};
+use crate::engine::tool::{Annotations, Arg, SUDO, Tool, ToolList};
+use crate::forge::Method;
+use crate::manifest::checks;
+use crate::manifest::diagnostic::did_you_mean;
+use crate::manifest::raw::{self, ArgLocation};
+use crate::manifest::{FileId, Pos};
+
+/// Pattern of the `sudo` argument: a user name.
+const SUDO_PATTERN: &str = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$";
+
+impl Compiler {
+    pub(super) fn tool(
+        &mut self,
+        def: &raw::ToolDef,
+        toolsets: &IndexMap<String, String>,
+        defaults: &Defaults,
+    ) -> Option<Tool> {
+        let file = FileId::Tools;
+        let before = self.findings.len();
+        let name = &def.name.value;
+        let name_pos = Pos::of(file, &def.name);
+        let snake =
+            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles");
+        if !snake.is_match(name) || name.len() > MAX_TOOL_NAME {
+            self.push(name_pos, checks::TOOL_NAME, format!(
+                "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
+            ));
+        }
+        if !toolsets.contains_key(&def.toolset.value) {
+            let hint = did_you_mean(&def.toolset.value, toolsets.keys().map(String::as_str));
+            self.push(
+                Pos::of(file, &def.toolset),
+                checks::UNKNOWN_TOOLSET,
+                format!(
+                    "toolset `{}` is not declared under `toolsets`{hint}",
+                    def.toolset.value
+                ),
+            );
+        }
+        let call = self.request(file, &def.call);
+        let list = match &def.list {
+            Some(l) => self.tool_list(l, defaults),
+            None => None,
+        };
+        let reserved: &[&str] = if def.list.is_some() {
+            &[SUDO, PAGE, LIMIT]
+        } else {
+            &[SUDO]
+        };
+        let mut args = Vec::new();
+        for (arg_name, arg) in &def.args {
+            let pos = Pos::of(file, arg);
+            if reserved.contains(&arg_name.as_str()) {
+                self.push(
+                    pos,
+                    checks::BAD_ARGUMENT,
+                    format!(
+                        "`{arg_name}` is added to every {} by forgelens; do not declare it",
+                        if arg_name == SUDO {
+                            "tool"
+                        } else {
+                            "list tool"
+                        }
+                    ),
+                );
+                continue;
+            }
+            if let Some(call) = &call
+                && let Some(a) = self.argument(arg_name, arg, call)
+            {
+                args.push(a);
+            }
+        }
+        if let Some(call) = &call {
+            for placeholder in call.placeholders() {
+                if !def.args.contains_key(placeholder) {
+                    self.push(Pos::of(file, &def.call), checks::UNBOUND_PLACEHOLDER, format!(
+                        "`{{{placeholder}}}` in `{}` is not an argument; declare it under `args`", def.call.value
+                    ));
+                }
+            }
+        }
+        let arg_names: Vec<&str> = def.args.keys().map(String::as_str).collect();
+        let project = match &def.project {
+            Some(p) => self.projection(file, p, &[], &arg_names),
+            None => Some(Projection::identity()),
+        };
+        let text = match &def.text {
+            Some(t) => self.text(file, t, &[], &arg_names),
+            None => None,
+        };
+        if def.text.is_some() && def.list.is_some() {
+            self.push(
+                name_pos,
+                checks::WRONG_TYPE,
+                format!("tool `{name}` cannot be both a list and a text answer"),
+            );
+        }
+        let secrets = self.secrets(file, &def.secrets);
+        let call = call?;
+        let mut annotations = Annotations::for_method(call.method);
+        if let Some(a) = &def.annotations {
+            annotations.read_only = a.read_only.unwrap_or(annotations.read_only);
+            annotations.destructive = a.destructive.unwrap_or(annotations.destructive);
+            annotations.idempotent = a.idempotent.unwrap_or(annotations.idempotent);
+            annotations.open_world = a.open_world.unwrap_or(annotations.open_world);
+        }
+        if annotations.read_only && call.method != Method::Get {
+            self.push(
+                name_pos,
+                checks::READ_ONLY_WRITE,
+                format!(
+                    "tool `{name}` calls {} but is marked read-only; only GET tools may be",
+                    call.method.as_str()
+                ),
+            );
+        }
+        if call.method == Method::Delete && !annotations.destructive {
+            self.push(
+                name_pos,
+                checks::DELETE_NOT_DESTRUCTIVE,
+                format!("tool `{name}` calls DELETE; it must be destructive"),
+            );
+        }
+        if self.findings.len() != before {
+            return None;
+        }
+        let project = project?;
+        let input_schema = input_schema(&args, list.as_ref());
+        let output_schema = output_schema(call.method, list.as_ref(), &project);
+        Some(Tool {
+            name: name.clone(),
+            title: def.title.clone(),
+            description: describe_tool(&def.description, list.as_ref()),
+            toolset: def.toolset.value.clone(),
+            call,
+            args,
+            input_schema,
+            output_schema,
+            list,
+            text,
+            secrets,
+            project,
+            annotations,
+        })
+    }
+
+    fn tool_list(
+        &mut self,
+        def: &Spanned<raw::ToolListDef>,
+        defaults: &Defaults,
+    ) -> Option<ToolList> {
+        let file = FileId::Tools;
+        let max_limit = match &def.value.max_limit {
+            Some(m) => self.positive(file, m)?,
+            None => DEFAULT_MAX_LIMIT,
+        };
+        let default_limit = match &def.value.default_limit {
+            Some(d) => self.positive(file, d)?,
+            None => defaults.cap.min(max_limit),
+        };
+        if default_limit > max_limit {
+            let pos = def
+                .value
+                .default_limit
+                .as_ref()
+                .map_or(Pos::of(file, def), |d| Pos::of(file, d));
+            self.push(
+                pos,
+                checks::LIMIT_ABOVE_CAP,
+                format!("default_limit {default_limit} is above max_limit {max_limit}"),
+            );
+            return None;
+        }
+        let from = match &def.value.from {
+            Some(p) => Some(self.json_path(file, p)?),
+            None => None,
+        };
+        Some(ToolList {
+            from,
+            default_limit,
+            max_limit,
+            window: def.value.window,
+        })
+    }
+
+    fn argument(
+        &mut self,
+        name: &str,
+        def: &Spanned<raw::ArgDef>,
+        call: &RequestTemplate,
+    ) -> Option<Arg> {
+        let file = FileId::Tools;
+        let pos = Pos::of(file, def);
+        let a = &def.value;
+        let in_path = call.path_vars().any(|v| v == name);
+        let in_query = call.query_vars().any(|(_, v)| v == name);
+        let location = match a.location {
+            Some(explicit) => {
+                let consistent = match explicit {
+                    ArgLocation::Path => in_path,
+                    ArgLocation::Query => !in_path,
+                    ArgLocation::Body => !in_path && !in_query,
+                };
+                if !consistent {
+                    self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}` is declared `in: {explicit:?}` but `{}` places it elsewhere", call.as_str()));
+                    return None;
+                }
+                explicit
+            }
+            None if in_path => ArgLocation::Path,
+            None if in_query || matches!(call.method, Method::Get | Method::Delete) => {
+                ArgLocation::Query
+            }
+            None => ArgLocation::Body,
+        };
+        let check = match (&a.rule, &a.kind) {
+            (Some(rule), None) => Check::Rule(self.rule(file, rule)?),
+            (None, Some(_)) => {
+                let schema = inline_schema(a);
+                match Schema::compile(&schema) {
+                    Ok(s) => Check::Schema(s),
+                    Err(e) => {
+                        self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
+                        return None;
+                    }
+                }
+            }
+            (Some(_), Some(_)) => {
+                self.push(
+                    pos,
+                    checks::BAD_ARGUMENT,
+                    format!("argument `{name}` has both `rule` and `type`; keep one"),
+                );
+                return None;
+            }
+            (None, None) => {
+                self.push(
+                    pos,
+                    checks::UNRULED_VARIABLE,
+                    format!("argument `{name}` has neither `rule` nor `type`"),
+                );
+                return None;
+            }
+        };
+        if let Some(default) = &a.default
+            && let Err(e) = check.check(default)
+        {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("the default of `{name}` {e}"),
+            );
+            return None;
+        }
+        if in_path && a.required == Some(false) {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("path argument `{name}` cannot be optional"),
+            );
+            return None;
+        }
+        Some(Arg {
+            name: name.to_owned(),
+            check,
+            location,
+            required: in_path || a.required.unwrap_or(false),
+            default: a.default.clone(),
+        })
+    }
+}
+
+fn inline_schema(a: &raw::ArgDef) -> Map<String, Value> {
+    let mut s = Map::new();
+    if let Some(k) = &a.kind {
+        s.insert("type".into(), json!(k.value));
+    }
+    if let Some(v) = &a.values {
+        s.insert("enum".into(), json!(v));
+    }
+    if let Some(p) = &a.pattern {
+        s.insert("pattern".into(), json!(p.value));
+    }
+    if let Some(m) = a.minimum {
+        s.insert("minimum".into(), json!(m));
+    }
+    if let Some(m) = a.maximum {
+        s.insert("maximum".into(), json!(m));
+    }
+    if let Some(m) = a.max_length {
+        s.insert("maxLength".into(), json!(m));
+    }
+    if let Some(items) = &a.items {
+        s.insert("items".into(), items.clone());
+    }
+    s
+}
+
+fn input_schema(args: &[Arg], list: Option<&ToolList>) -> Map<String, Value> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for arg in args {
+        let mut schema = arg.check.schema();
+        if let Some(d) = &arg.default {
+            schema.insert("default".into(), d.clone());
+        }
+        properties.insert(arg.name.clone(), Value::Object(schema));
+        if arg.required {
+            required.push(json!(arg.name));
+        }
+    }
+    if let Some(list) = list {
+        properties.insert(
+            PAGE.into(),
+            json!({"type": "integer", "minimum": 1, "default": 1,
+            "description": "Page number, from 1."}),
+        );
+        properties.insert(LIMIT.into(), json!({"type": "integer", "minimum": 1, "maximum": list.max_limit,
+            "default": list.default_limit, "description": format!("Items per page, 1 to {}.", list.max_limit)}));
+    }
+    properties.insert(SUDO.into(), json!({"type": "string", "pattern": SUDO_PATTERN,
+        "description": "Act as this user (sent as the Sudo header). Needs an admin token; leave out otherwise."}));
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert("required".into(), Value::Array(required));
+    }
+    schema.insert("additionalProperties".into(), json!(false));
+    schema
+}
+
+fn output_schema(
+    method: Method,
+    list: Option<&ToolList>,
+    project: &Projection,
+) -> Option<Map<String, Value>> {
+    let object = |p: &Projection| {
+        let mut s = json!({"type": "object"});
+        if !p.is_identity() {
+            let props: Map<String, Value> =
+                p.field_names().map(|f| (f.to_owned(), json!({}))).collect();
+            s["properties"] = Value::Object(props);
+        }
+        s
+    };
+    let schema = match (list, method) {
+        (Some(_), _) => json!({
+            "type": "object",
+            "properties": {
+                "page": {"type": "integer"},
+                "limit": {"type": "integer"},
+                "total_count": {"type": "integer", "description": "Only when the forge reports it."},
+                "has_more": {"type": "boolean"},
+                "next_page": {"type": "integer"},
+                "items": {"type": "array", "items": object(project)},
+            },
+            "required": ["page", "limit", "has_more", "items"],
+        }),
+        (None, Method::Get) => object(project),
+        (None, _) => return None,
+    };
+    match schema {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+/// The description clients show: the manifest's words, then the bounds the engine enforces.
+fn describe_tool(base: &str, list: Option<&ToolList>) -> String {
+    let mut d = base.trim().to_owned();
+    if let Some(l) = list {
+        d.push_str(&format!(
+            " Paged: `page` from 1, `limit` 1 to {} (default {}); the result has `items`, `has_more`, `next_page` \
+             when more remain, and `total_count` when the forge reports it.",
+            l.max_limit, l.default_limit
+        ));
+    }
+    d
+}
