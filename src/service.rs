@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::config::Config;
+use crate::engine::complete::Plan;
+use crate::engine::listing::Listed;
 use crate::engine::{self, Answer, Catalog, ReadOutput};
 use crate::forge::{self, ClientOptions, Token};
 use crate::manifest::{self, Diagnostic, Sources};
@@ -115,6 +117,46 @@ impl Service {
             batch = read.follow_up(&answers)?;
         }
         read.assemble(answers)
+    }
+
+    /// One page of the `index`-th `resources/list` source, and whether another follows.
+    pub async fn listing_page(
+        &self,
+        index: usize,
+        page: u64,
+        token: Option<&Token>,
+    ) -> Result<(Vec<Listed>, bool), engine::Error> {
+        let listing = &self.catalog.listings()[index];
+        let response = self.forge.send(&listing.request(page), token).await?;
+        Ok(listing.entries(&response, page))
+    }
+
+    /// Candidates for variable `var` of template `template`, given the text typed so far and
+    /// the template's other arguments. A source the forge fails to answer gives none.
+    pub async fn complete(
+        &self,
+        template: &str,
+        var: &str,
+        typed: &str,
+        context: &[(String, String)],
+        token: Option<&Token>,
+    ) -> Vec<String> {
+        match self.catalog.complete(template, var, typed, context) {
+            Plan::Values(values) => values,
+            Plan::Fetch(completion, requests, args) => {
+                let answers =
+                    futures::future::join_all(requests.iter().map(|r| self.forge.send(r, token)))
+                        .await;
+                let answers: Vec<_> = answers
+                    .into_iter()
+                    .map(|a| {
+                        a.inspect_err(|e| tracing::info!("completion source failed: {e}"))
+                            .ok()
+                    })
+                    .collect();
+                completion.candidates(&answers, &args)
+            }
+        }
     }
 
     /// Calls one tool with its JSON arguments.

@@ -90,6 +90,8 @@ pub(crate) struct Embed {
     pub field: String,
     pub source: EmbedSource,
     pub from: Option<JsonPath>,
+    /// Where the source body counts the whole list (instead of `X-Total-Count`).
+    pub total: Option<JsonPath>,
     pub cap: u64,
     pub keep: Keep,
     pub window: WindowKind,
@@ -454,27 +456,42 @@ impl Read<'_> {
             Shape::Entity { project, embeds } => {
                 let mut value = project.apply(&ctx);
                 for (i, embed) in embeds.iter().enumerate() {
+                    // The list's length: where the manifest says the body counts it, else the header.
+                    let counted = |source: &Value, header: Option<u64>| {
+                        embed
+                            .total
+                            .as_ref()
+                            .and_then(|p| count_at(source, p))
+                            .or(header)
+                    };
                     let (items, total, has_next) = match &embed.source {
                         EmbedSource::Primary => (
                             items_of(&body, embed.from.as_ref()),
-                            primary.total_count,
+                            counted(&body, primary.total_count),
                             primary.has_next,
                         ),
-                        EmbedSource::With(w) => {
-                            (items_of(&with[*w], embed.from.as_ref()), None, None)
-                        }
+                        EmbedSource::With(w) => (
+                            items_of(&with[*w], embed.from.as_ref()),
+                            counted(&with[*w], None),
+                            None,
+                        ),
                         EmbedSource::Fetch(_) => {
                             let first = embed_first[i]
                                 .take()
                                 .expect("an embed fetch was planned and answered");
+                            let first_body = first.body.json();
                             // Page 1 (the probe), then the tail pages in order: the newest rows end the list.
-                            let mut items = items_of(&first.body.json(), embed.from.as_ref());
+                            let mut items = items_of(&first_body, embed.from.as_ref());
                             let mut pages = std::mem::take(&mut embed_pages[i]);
                             pages.sort_by_key(|(p, _)| *p);
                             for (_, page) in pages {
                                 items.extend(items_of(&page.body.json(), embed.from.as_ref()));
                             }
-                            (items, first.total_count, first.has_next)
+                            (
+                                items,
+                                counted(&first_body, first.total_count),
+                                first.has_next,
+                            )
                         }
                     };
                     embed_into(&mut value, embed, items, total, has_next, &self.args);
@@ -659,6 +676,11 @@ fn items_of(body: &Value, from: Option<&JsonPath>) -> Vec<Value> {
         Some(Value::Array(items)) => items.clone(),
         _ => Vec::new(),
     }
+}
+
+/// A non-negative integer found at `path`.
+fn count_at(body: &Value, path: &JsonPath) -> Option<u64> {
+    path.query(body).first().and_then(Value::as_u64)
 }
 
 /// Deletes every node `path` selects.

@@ -267,6 +267,9 @@ pub struct EmbedDef {
     pub fetch: Option<Spanned<String>>,
     /// JSONPath of the array inside the source body (default: the body itself).
     pub from: Option<Spanned<String>>,
+    /// JSONPath of the list's full length in the source body, for forges that count in the
+    /// body instead of `X-Total-Count`.
+    pub total: Option<Spanned<String>>,
     pub cap: Option<Spanned<u64>>,
     #[serde(default)]
     pub keep: Keep,

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    Annotations, CacheScope, CallToolResult, ContentBlock, ErrorCode, ReadResourceResult,
-    Resource as McpResource, ResourceContents, ResourceTemplate, Role, Tool as McpTool,
-    ToolAnnotations,
+    Annotations, CacheScope, CallToolResult, CompleteResult, CompletionInfo, ContentBlock,
+    ErrorCode, ReadResourceResult, Resource as McpResource, ResourceContents, ResourceTemplate,
+    Role, Tool as McpTool, ToolAnnotations,
 };
 use serde_json::{Value, json};
 
 use super::PAGE_SIZE;
+use crate::engine::listing::Listed;
 use crate::engine::{Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
 
 /// Immutable resources are for the assistant and always worth reading.
@@ -115,6 +116,41 @@ pub fn tool_failure(message: String, cause: Option<(Reason, Option<u16>)>) -> Ca
     CallToolResult::error(vec![ContentBlock::text(format!("{prefix}{message}"))])
 }
 
+/// A resource found by a `resources/list` source.
+pub fn listed(listed: Listed) -> McpResource {
+    let mut r = McpResource::new(listed.uri, listed.name).with_mime_type("application/json");
+    if let Some(d) = listed.description {
+        r = r.with_description(d);
+    }
+    r
+}
+
+/// The source and page a `resources/list` cursor names (`"source:page"`).
+pub fn listing_cursor(cursor: &str, applicable: &[usize]) -> Result<(usize, u64), ErrorData> {
+    cursor
+        .split_once(':')
+        .and_then(|(s, p)| Some((s.parse::<usize>().ok()?, p.parse::<u64>().ok()?)))
+        .filter(|(s, p)| applicable.contains(s) && *p >= 1)
+        .ok_or_else(|| invalid_cursor(cursor))
+}
+
+fn invalid_cursor(cursor: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("invalid cursor `{cursor}`; pass back the nextCursor of the previous answer"),
+        Some(json!({"reason": Reason::InvalidParams.as_str()})),
+    )
+}
+
+/// Completion candidates (at most the protocol's 100; `hasMore` when some were left out).
+pub fn completion(mut values: Vec<String>) -> CompleteResult {
+    let total = values.len();
+    values.truncate(CompletionInfo::MAX_VALUES);
+    let mut info = CompletionInfo::new(values).expect("truncated to the protocol's maximum");
+    info.total = u32::try_from(total).ok();
+    info.has_more = Some(total > CompletionInfo::MAX_VALUES);
+    CompleteResult::new(info)
+}
+
 /// One page of `items` from an opaque cursor (the offset as decimal text).
 pub fn page<T>(items: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), ErrorData> {
     let start = match cursor {
@@ -123,14 +159,7 @@ pub fn page<T>(items: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Option<St
             .parse::<usize>()
             .ok()
             .filter(|&n| n <= items.len())
-            .ok_or_else(|| {
-                ErrorData::invalid_params(
-                    format!(
-                        "invalid cursor `{c}`; pass back the nextCursor of the previous answer"
-                    ),
-                    Some(json!({"reason": Reason::InvalidParams.as_str()})),
-                )
-            })?,
+            .ok_or_else(|| invalid_cursor(c))?,
     };
     let end = (start + PAGE_SIZE).min(items.len());
     let next = (end < items.len()).then(|| end.to_string());

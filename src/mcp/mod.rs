@@ -10,9 +10,10 @@ mod convert;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig, ToolsCapability,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability,
+    ServerCapabilities, ServerConfig, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -85,18 +86,86 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let all: Vec<_> = self
+        let token = self.service.token();
+        let applicable: Vec<usize> = self
             .service
             .catalog()
-            .resources()
+            .listings()
             .iter()
-            .filter(|r| r.is_concrete())
-            .map(convert::concrete)
+            .enumerate()
+            .filter(|(_, l)| !l.needs_token || token.is_some())
+            .map(|(i, _)| i)
             .collect();
-        let (items, next) = convert::page(all, cursor(&request))?;
+        // The first page holds the variable-free resources and the first page of the first
+        // source; a cursor names a source and its page.
+        let (mut items, position) = match cursor(&request) {
+            None => {
+                let concrete = self
+                    .service
+                    .catalog()
+                    .resources()
+                    .iter()
+                    .filter(|r| r.is_concrete())
+                    .map(convert::concrete)
+                    .collect();
+                (concrete, applicable.first().map(|&s| (s, 1)))
+            }
+            Some(c) => (Vec::new(), Some(convert::listing_cursor(c, &applicable)?)),
+        };
+        let mut next = None;
+        if let Some((source, page)) = position {
+            match self.service.listing_page(source, page, token).await {
+                Ok((listed, more)) => {
+                    items.extend(listed.into_iter().map(convert::listed));
+                    let following = applicable.iter().find(|&&s| s > source);
+                    next = match (more, following) {
+                        (true, _) => Some(format!("{source}:{}", page + 1)),
+                        (false, Some(s)) => Some(format!("{s}:1")),
+                        (false, None) => None,
+                    };
+                }
+                // Without a cursor, the built-in resources are still worth answering with.
+                Err(error) if cursor(&request).is_none() => {
+                    tracing::warn!("resources/list: the listing source failed: {error}");
+                }
+                Err(error) => {
+                    return Err(convert::error(
+                        &self.service.catalog().errors,
+                        "resources/list",
+                        &error,
+                    ));
+                }
+            }
+        }
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Resource(template) = &request.r#ref else {
+            return Ok(CompleteResult::default());
+        };
+        let context: Vec<(String, String)> = request
+            .context
+            .and_then(|c| c.arguments)
+            .map(|a| a.into_iter().collect())
+            .unwrap_or_default();
+        let values = self
+            .service
+            .complete(
+                &template.uri,
+                &request.argument.name,
+                &request.argument.value,
+                &context,
+                self.service.token(),
+            )
+            .await;
+        Ok(convert::completion(values))
     }
 
     async fn read_resource(

@@ -486,6 +486,10 @@ impl Compiler {
                 Some(p) => self.json_path(FILE, p),
                 None => None,
             };
+            let total = match &e.total {
+                Some(p) => self.json_path(FILE, p),
+                None => None,
+            };
             let item = match &e.project {
                 Some(p) => self.projection(FILE, p, &[], vars),
                 None => Some(Projection::identity()),
@@ -500,6 +504,7 @@ impl Compiler {
                     field: field.clone(),
                     source,
                     from,
+                    total,
                     cap,
                     keep: e.keep,
                     window: e.window,
