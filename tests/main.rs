@@ -8,6 +8,7 @@ mod support;
 mod cli;
 mod commits;
 mod guards;
+mod http;
 mod labels;
 mod paging;
 mod server;
