@@ -1,6 +1,7 @@
 //! The command line: what each subcommand takes, and the function that runs each.
 //!
-//! `forgelens` alone (or `serve`) is the stdio server; `read` and `call` run one read or call
+//! `forgelens` alone (or `serve`) is the stdio server, or with `--http ADDR` the Streamable HTTP
+//! server; `read` and `call` run one read or call
 //! through the same service the server uses; `manifest-lint` checks the manifests. Exit codes:
 //! 0 success, 1 findings or a failed read/call, 2 usage, configuration or unreadable input.
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
-use crate::config::{Config, Flags};
+use crate::config::{Config, Flags, HttpConfig, HttpFlags};
 use crate::manifest::{FileId, Source, Sources};
 use crate::service::{CallError, Service, StartError};
 use crate::{lint, mcp};
@@ -29,13 +30,13 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub serve: ServerArgs,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (the default).
-    Serve(ServeArgs),
+    /// Serve MCP over stdio (the default), or over Streamable HTTP with `--http ADDR`.
+    Serve(ServerArgs),
     /// Read one resource and print its content blocks.
     Read {
         /// A forgejo:// URI.
@@ -126,6 +127,84 @@ impl ServeArgs {
     }
 }
 
+/// Options of the server: those it shares with `read` / `call`, and those of HTTP.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    pub common: ServeArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// Options of the Streamable HTTP transport; they need `--http` (or `FORGELENS_HTTP`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8080), path /mcp, instead of
+    /// stdio [env: FORGELENS_HTTP].
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Let --http bind an address outside loopback [env: FORGELENS_ALLOW_REMOTE].
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Refuse (401) a request without its own `Authorization` token instead of using the
+    /// configured one [env: FORGELENS_REQUIRE_CLIENT_TOKEN].
+    #[arg(long)]
+    pub require_client_token: bool,
+    /// `Host` values accepted besides the loopback names, e.g. mcp.example.com; `*` accepts
+    /// any [env: FORGELENS_ALLOWED_HOSTS].
+    #[arg(long, value_name = "H,H", value_delimiter = ',')]
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins accepted besides the loopback ones, e.g. https://app.example.com
+    /// [env: FORGELENS_ALLOWED_ORIGINS].
+    #[arg(long, value_name = "O,O", value_delimiter = ',')]
+    pub allowed_origins: Option<Vec<String>>,
+    /// Largest request body, in bytes; a larger one gets 413 [env: FORGELENS_MAX_BODY_BYTES]
+    /// [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// MCP requests served at once; one more gets 503 [env: FORGELENS_MAX_CONCURRENT_REQUESTS]
+    /// [default: 64].
+    #[arg(long, value_name = "N")]
+    pub max_concurrent_requests: Option<usize>,
+    /// Give clients of revisions before 2026-07-28 a session held in this process (replicas
+    /// then need sticky routing) [env: FORGELENS_HTTP_SESSIONS].
+    #[arg(long)]
+    pub sessions: bool,
+}
+
+impl HttpArgs {
+    fn flags(&self) -> HttpFlags {
+        HttpFlags {
+            addr: self.http.clone(),
+            allow_remote: self.allow_remote,
+            require_client_token: self.require_client_token,
+            allowed_hosts: self.allowed_hosts.clone(),
+            allowed_origins: self.allowed_origins.clone(),
+            max_body_bytes: self.max_body_bytes,
+            max_concurrent_requests: self.max_concurrent_requests,
+            sessions: self.sessions,
+        }
+    }
+
+    /// The first HTTP option given on the command line, to refuse it without `--http`.
+    fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.allow_remote, "--allow-remote"),
+            (self.require_client_token, "--require-client-token"),
+            (self.allowed_hosts.is_some(), "--allowed-hosts"),
+            (self.allowed_origins.is_some(), "--allowed-origins"),
+            (self.max_body_bytes.is_some(), "--max-body-bytes"),
+            (
+                self.max_concurrent_requests.is_some(),
+                "--max-concurrent-requests",
+            ),
+            (self.sessions, "--sessions"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]
 pub enum Format {
     #[default]
@@ -191,21 +270,40 @@ fn fail(message: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn serve(args: &ServeArgs) -> ExitCode {
-    init_logging(args.log_level.as_deref(), "forgelens=info,rmcp=warn");
-    let service = match start(args) {
+fn serve(args: &ServerArgs) -> ExitCode {
+    init_logging(args.common.log_level.as_deref(), "forgelens=info,rmcp=warn");
+    let http = match HttpConfig::resolve(&args.http.flags(), &|k| std::env::var(k).ok()) {
+        Ok(http) => http,
+        Err(e) => return fail(&e.to_string(), 2),
+    };
+    if let (None, Some(flag)) = (&http, args.http.first_given()) {
+        return fail(
+            &format!("{flag} is an option of the HTTP server; add --http ADDR"),
+            2,
+        );
+    }
+    let service = match start(&args.common) {
         Ok(s) => Arc::new(s),
         Err((message, code)) => return fail(&message, code),
     };
+    let transport = if http.is_some() { "HTTP" } else { "stdio" };
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         resources = service.catalog().resources().len(),
         tools = service.catalog().tools().len(),
-        "forgelens serving MCP on stdio"
+        "forgelens serving MCP on {transport}"
     );
-    match runtime().block_on(mcp::serve_stdio(service)) {
+    let served = match http {
+        None => runtime()
+            .block_on(mcp::serve_stdio(service))
+            .map_err(|e| format!("{e:#}")),
+        Some(http) => runtime()
+            .block_on(mcp::http::serve(service, &http))
+            .map_err(|e| e.to_string()),
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&format!("{e:#}"), 1),
+        Err(message) => fail(&message, 1),
     }
 }
 

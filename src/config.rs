@@ -1,6 +1,11 @@
 //! Configuration: flags first, then environment variables (with the aliases other Forgejo and
 //! Gitea servers use), then defaults. A malformed value is an error, never a silent default.
+//!
+//! [`Config`] is what every front end needs (the forge, the token, the tool filters);
+//! [`HttpConfig`] is what only the Streamable HTTP server needs (where to listen, and its
+//! safety limits).
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -24,6 +29,33 @@ pub const READ_ONLY_VARS: &[&str] = &["FORGEJO_READ_ONLY", "READ_ONLY"];
 pub const TOOLSETS_VARS: &[&str] = &["FORGEJO_TOOLSETS", "TOOLSETS"];
 pub const DISABLED_TOOLS_VARS: &[&str] = &["FORGEJO_DISABLED_TOOLS", "DISABLED_TOOLS"];
 pub const TIMEOUT_VARS: &[&str] = &["FORGELENS_TIMEOUT"];
+pub const HTTP_VARS: &[&str] = &["FORGELENS_HTTP"];
+pub const ALLOW_REMOTE_VARS: &[&str] = &["FORGELENS_ALLOW_REMOTE"];
+pub const REQUIRE_CLIENT_TOKEN_VARS: &[&str] = &["FORGELENS_REQUIRE_CLIENT_TOKEN"];
+pub const ALLOWED_HOSTS_VARS: &[&str] = &["FORGELENS_ALLOWED_HOSTS"];
+pub const ALLOWED_ORIGINS_VARS: &[&str] = &["FORGELENS_ALLOWED_ORIGINS"];
+pub const MAX_BODY_BYTES_VARS: &[&str] = &["FORGELENS_MAX_BODY_BYTES"];
+pub const MAX_CONCURRENT_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_CONCURRENT_REQUESTS"];
+pub const SESSIONS_VARS: &[&str] = &["FORGELENS_HTTP_SESSIONS"];
+
+/// Largest MCP request body accepted over HTTP when none is configured (1 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// MCP requests served at once over HTTP when no limit is configured.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+/// `Host` names always accepted: the loopback names, so a local client keeps working whatever
+/// else is allowed. A page of another site cannot make a browser send them (DNS rebinding
+/// changes the address a name resolves to, not the name in `Host`).
+pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
+/// Browser origins always accepted: pages served from this machine, on any port (the MCP
+/// Inspector, for one, runs on localhost).
+pub const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 /// What the command line says; `None` means "not given" (the environment may still say).
 #[derive(Debug, Clone, Default)]
@@ -60,6 +92,21 @@ pub enum ConfigError {
     TokenFile { path: String, detail: String },
     #[error("the token file {0} is empty")]
     EmptyTokenFile(String),
+    #[error("{name}: `{value}` is not an IP address and port (for example 127.0.0.1:8080)")]
+    Addr { name: String, value: String },
+    #[error(
+        "{addr} is not a loopback address: serving beyond this machine needs --allow-remote \
+         (or FORGELENS_ALLOW_REMOTE=true); read the security notes in docs/http-transport.md first"
+    )]
+    Remote { addr: SocketAddr },
+    #[error("{name}: `{value}` is not a whole number above 0")]
+    Count { name: String, value: String },
+    #[error("{name}: `{value}` is not a host name or host:port (or `*` alone, for any host)")]
+    Host { name: String, value: String },
+    #[error(
+        "{name}: `{value}` is not an origin; write scheme://host, scheme://host:port or scheme://host:*"
+    )]
+    Origin { name: String, value: String },
 }
 
 impl Config {
@@ -139,6 +186,211 @@ impl Config {
             timeout,
         })
     }
+}
+
+/// What the command line says about the HTTP server; `None` / `false` means "not given".
+#[derive(Debug, Clone, Default)]
+pub struct HttpFlags {
+    pub addr: Option<String>,
+    pub allow_remote: bool,
+    pub require_client_token: bool,
+    pub allowed_hosts: Option<Vec<String>>,
+    pub allowed_origins: Option<Vec<String>>,
+    pub max_body_bytes: Option<usize>,
+    pub max_concurrent_requests: Option<usize>,
+    pub sessions: bool,
+}
+
+/// The resolved configuration of the Streamable HTTP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    pub addr: SocketAddr,
+    /// Whether the address is outside the loopback range (only with `--allow-remote`).
+    pub remote: bool,
+    /// Refuse requests that carry no token of their own, instead of using the configured one.
+    pub require_client_token: bool,
+    /// Accepted `Host` values: the loopback names plus the configured ones; empty = any host.
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values (requests without `Origin` always pass): the loopback origins
+    /// plus the configured ones, each with an explicit port or `:*`.
+    pub allowed_origins: Vec<String>,
+    pub max_body_bytes: usize,
+    pub max_concurrent_requests: usize,
+    /// Give clients of the revisions before 2026-07-28 a session (`Mcp-Session-Id`), which
+    /// then lives in this process only; without it every request stands alone.
+    pub sessions: bool,
+}
+
+impl HttpConfig {
+    /// Resolves `flags` against the environment `env`; `None` when neither `--http` nor
+    /// `FORGELENS_HTTP` asks for HTTP (the server then speaks stdio).
+    pub fn resolve(
+        flags: &HttpFlags,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<HttpConfig>, ConfigError> {
+        let first = |names: &[&str]| -> Option<(String, String)> {
+            names.iter().find_map(|n| {
+                env(n)
+                    .filter(|v| !v.trim().is_empty())
+                    .map(|v| ((*n).to_owned(), v))
+            })
+        };
+        let (addr_name, addr_text) = match &flags.addr {
+            Some(a) => ("--http".to_owned(), a.clone()),
+            None => match first(HTTP_VARS) {
+                Some(found) => found,
+                None => return Ok(None),
+            },
+        };
+        let addr: SocketAddr = addr_text.trim().parse().map_err(|_| ConfigError::Addr {
+            name: addr_name,
+            value: addr_text.clone(),
+        })?;
+        let flag_or_env = |flag: bool, vars: &[&str]| -> Result<bool, ConfigError> {
+            if flag {
+                return Ok(true);
+            }
+            match first(vars) {
+                Some((name, value)) => parse_bool(&value).ok_or(ConfigError::Bool { name, value }),
+                None => Ok(false),
+            }
+        };
+        let allow_remote = flag_or_env(flags.allow_remote, ALLOW_REMOTE_VARS)?;
+        let remote = !addr.ip().is_loopback();
+        if remote && !allow_remote {
+            return Err(ConfigError::Remote { addr });
+        }
+        let require_client_token =
+            flag_or_env(flags.require_client_token, REQUIRE_CLIENT_TOKEN_VARS)?;
+        let sessions = flag_or_env(flags.sessions, SESSIONS_VARS)?;
+        // A list and the name of where it came from, for the error message.
+        let list = |flag: &Option<Vec<String>>, flag_name: &str, vars: &[&str]| {
+            let (name, items) = match (flag, first(vars)) {
+                (Some(items), _) => (flag_name.to_owned(), items.clone()),
+                (None, Some((name, value))) => {
+                    (name, value.split(',').map(str::to_owned).collect())
+                }
+                (None, None) => (flag_name.to_owned(), Vec::new()),
+            };
+            let items: Vec<String> = items
+                .iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect();
+            (name, items)
+        };
+        let (hosts_name, hosts) = list(&flags.allowed_hosts, "--allowed-hosts", ALLOWED_HOSTS_VARS);
+        let allowed_hosts = if hosts.iter().any(|h| h == "*") {
+            if hosts.len() > 1 {
+                return Err(ConfigError::Host {
+                    name: hosts_name,
+                    value: hosts.join(","),
+                });
+            }
+            Vec::new()
+        } else {
+            let mut all: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+            for host in hosts {
+                if !is_authority(&host) {
+                    return Err(ConfigError::Host {
+                        name: hosts_name,
+                        value: host,
+                    });
+                }
+                all.push(host);
+            }
+            all
+        };
+        let (origins_name, origins) = list(
+            &flags.allowed_origins,
+            "--allowed-origins",
+            ALLOWED_ORIGINS_VARS,
+        );
+        let mut allowed_origins: Vec<String> =
+            LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect();
+        for origin in origins {
+            allowed_origins.push(
+                normalize_origin(&origin).ok_or_else(|| ConfigError::Origin {
+                    name: origins_name.clone(),
+                    value: origin.clone(),
+                })?,
+            );
+        }
+        let count = |flag: Option<usize>, flag_name: &str, vars: &[&str], default: usize| match (
+            flag,
+            first(vars),
+        ) {
+            (Some(0), _) => Err(ConfigError::Count {
+                name: flag_name.to_owned(),
+                value: "0".into(),
+            }),
+            (Some(n), _) => Ok(n),
+            (None, Some((name, value))) => match value.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(ConfigError::Count { name, value }),
+            },
+            (None, None) => Ok(default),
+        };
+        let max_body_bytes = count(
+            flags.max_body_bytes,
+            "--max-body-bytes",
+            MAX_BODY_BYTES_VARS,
+            DEFAULT_MAX_BODY_BYTES,
+        )?;
+        let max_concurrent_requests = count(
+            flags.max_concurrent_requests,
+            "--max-concurrent-requests",
+            MAX_CONCURRENT_REQUESTS_VARS,
+            DEFAULT_MAX_CONCURRENT_REQUESTS,
+        )?;
+        // A semaphore counts in u32; more requests than that at once is not a limit anyway.
+        let max_concurrent_requests = max_concurrent_requests.min(u32::MAX as usize);
+        Ok(Some(HttpConfig {
+            addr,
+            remote,
+            require_client_token,
+            allowed_hosts,
+            allowed_origins,
+            max_body_bytes,
+            max_concurrent_requests,
+            sessions,
+        }))
+    }
+}
+
+/// `host` or `host:port`, as a `Host` header carries it.
+fn is_authority(text: &str) -> bool {
+    !text.contains(['/', '@', '?', '#', '*'])
+        && text
+            .parse::<axum::http::uri::Authority>()
+            .is_ok_and(|a| !a.host().is_empty())
+}
+
+/// An allowed origin with its port made explicit (`https://a.example` → `https://a.example:443`),
+/// because an entry without a port would otherwise match every port.
+fn normalize_origin(text: &str) -> Option<String> {
+    let text = text.trim().trim_end_matches('/');
+    let (base, any_port) = match text.strip_suffix(":*") {
+        Some(base) => (base, true),
+        None => (text, false),
+    };
+    let url = Url::parse(base).ok()?;
+    let host = url.host_str()?;
+    let plain = matches!(url.scheme(), "http" | "https")
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.username().is_empty()
+        && url.password().is_none();
+    if !plain || (any_port && url.port().is_some()) {
+        return None;
+    }
+    let port = if any_port {
+        "*".to_owned()
+    } else {
+        url.port_or_known_default()?.to_string()
+    };
+    Some(format!("{}://{host}:{port}", url.scheme()))
 }
 
 fn parse_url(text: &str) -> Option<Url> {
@@ -253,5 +505,158 @@ mod tests {
         };
         let c = resolve(&flags, &[("FORGEJO_TOKEN", "ignored")]).unwrap();
         assert_eq!(c.token, Token::new("abc"));
+    }
+
+    fn http(flags: &HttpFlags, env: &[(&str, &str)]) -> Result<Option<HttpConfig>, ConfigError> {
+        let map: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        HttpConfig::resolve(flags, &|k| map.get(k).cloned())
+    }
+
+    fn http_flags(addr: &str) -> HttpFlags {
+        HttpFlags {
+            addr: Some(addr.into()),
+            ..HttpFlags::default()
+        }
+    }
+
+    #[test]
+    fn http_is_off_unless_asked_and_defaults_are_safe() {
+        assert_eq!(http(&HttpFlags::default(), &[]), Ok(None));
+        let c = http(&HttpFlags::default(), &[("FORGELENS_HTTP", "127.0.0.1:0")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.addr, "127.0.0.1:0".parse().unwrap());
+        assert!(!c.remote && !c.require_client_token && !c.sessions);
+        assert_eq!(c.allowed_hosts, LOOPBACK_HOSTS);
+        assert_eq!(c.allowed_origins, LOOPBACK_ORIGINS);
+        assert_eq!(c.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
+        assert_eq!(c.max_concurrent_requests, DEFAULT_MAX_CONCURRENT_REQUESTS);
+        let ipv6 = http(&http_flags("[::1]:8080"), &[]).unwrap().unwrap();
+        assert!(!ipv6.remote);
+    }
+
+    #[test]
+    fn a_non_loopback_address_needs_an_explicit_opt_in() {
+        assert!(matches!(
+            http(&http_flags("0.0.0.0:8080"), &[]),
+            Err(ConfigError::Remote { .. })
+        ));
+        let flags = HttpFlags {
+            allow_remote: true,
+            ..http_flags("0.0.0.0:8080")
+        };
+        assert!(http(&flags, &[]).unwrap().unwrap().remote);
+        let by_env = http(
+            &http_flags("192.0.2.1:80"),
+            &[("FORGELENS_ALLOW_REMOTE", "yes")],
+        );
+        assert!(by_env.unwrap().unwrap().remote);
+    }
+
+    #[test]
+    fn http_flags_win_then_env() {
+        let env = [
+            ("FORGELENS_HTTP", "127.0.0.1:1"),
+            ("FORGELENS_MAX_BODY_BYTES", "2048"),
+            ("FORGELENS_MAX_CONCURRENT_REQUESTS", "3"),
+            ("FORGELENS_REQUIRE_CLIENT_TOKEN", "true"),
+            ("FORGELENS_HTTP_SESSIONS", "1"),
+            ("FORGELENS_ALLOWED_HOSTS", "mcp.example.com, proxy:8080"),
+            (
+                "FORGELENS_ALLOWED_ORIGINS",
+                "https://app.example.com,http://[::1]:*",
+            ),
+        ];
+        let c = http(&HttpFlags::default(), &env).unwrap().unwrap();
+        assert_eq!(c.addr.port(), 1);
+        assert_eq!((c.max_body_bytes, c.max_concurrent_requests), (2048, 3));
+        assert!(c.require_client_token && c.sessions);
+        assert_eq!(
+            &c.allowed_hosts[LOOPBACK_HOSTS.len()..],
+            ["mcp.example.com", "proxy:8080"]
+        );
+        assert_eq!(
+            &c.allowed_origins[LOOPBACK_ORIGINS.len()..],
+            ["https://app.example.com:443", "http://[::1]:*"]
+        );
+        let flags = HttpFlags {
+            max_body_bytes: Some(10),
+            allowed_hosts: Some(vec!["other.example".into()]),
+            ..http_flags("127.0.0.1:2")
+        };
+        let c = http(&flags, &env).unwrap().unwrap();
+        assert_eq!((c.addr.port(), c.max_body_bytes), (2, 10));
+        assert_eq!(c.allowed_hosts.last().unwrap(), "other.example");
+        let any = HttpFlags {
+            allowed_hosts: Some(vec!["*".into()]),
+            ..http_flags("127.0.0.1:2")
+        };
+        assert!(http(&any, &[]).unwrap().unwrap().allowed_hosts.is_empty());
+    }
+
+    #[test]
+    fn malformed_http_values_are_errors() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "FORGELENS_HTTP",
+                "localhost:8080",
+                "not an IP address and port",
+            ),
+            ("FORGELENS_HTTP", "8080", "not an IP address and port"),
+            (
+                "FORGELENS_MAX_BODY_BYTES",
+                "0",
+                "not a whole number above 0",
+            ),
+            (
+                "FORGELENS_MAX_CONCURRENT_REQUESTS",
+                "many",
+                "not a whole number",
+            ),
+            ("FORGELENS_REQUIRE_CLIENT_TOKEN", "sure", "not a boolean"),
+            (
+                "FORGELENS_ALLOWED_HOSTS",
+                "https://x.example",
+                "not a host name",
+            ),
+            ("FORGELENS_ALLOWED_HOSTS", "*,x.example", "not a host name"),
+            (
+                "FORGELENS_ALLOWED_ORIGINS",
+                "app.example.com",
+                "not an origin",
+            ),
+            (
+                "FORGELENS_ALLOWED_ORIGINS",
+                "https://a.example/path",
+                "not an origin",
+            ),
+            (
+                "FORGELENS_ALLOWED_ORIGINS",
+                "ftp://a.example",
+                "not an origin",
+            ),
+        ];
+        for (name, value, expected) in cases {
+            let mut env = vec![(*name, *value)];
+            if *name != "FORGELENS_HTTP" {
+                env.push(("FORGELENS_HTTP", "127.0.0.1:0"));
+            }
+            let error = http(&HttpFlags::default(), &env).unwrap_err().to_string();
+            assert!(
+                error.starts_with(&format!("{name}: `{value}`")) && error.contains(expected),
+                "{name}={value}: {error}"
+            );
+        }
+        let zero = HttpFlags {
+            max_concurrent_requests: Some(0),
+            ..http_flags("127.0.0.1:0")
+        };
+        assert!(matches!(
+            http(&zero, &[]),
+            Err(ConfigError::Count { name, .. }) if name == "--max-concurrent-requests"
+        ));
     }
 }

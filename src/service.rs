@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::engine::complete::Plan;
 use crate::engine::listing::Listed;
 use crate::engine::{self, Answer, Catalog, ReadOutput};
-use crate::forge::{self, ClientOptions, Token};
+use crate::forge::{self, ClientOptions, ForgeError, Token};
 use crate::manifest::{self, Diagnostic, Sources};
 
 /// Why a server could not start.
@@ -90,6 +90,20 @@ impl Service {
     /// The configured token (the one a request without its own uses).
     pub fn token(&self) -> Option<&Token> {
         self.token.as_ref()
+    }
+
+    /// Whether the forge is reachable: it answered `GET /version`. Any answer short of a server
+    /// error counts, since an instance that wants a sign-in (401/403) is up all the same.
+    pub async fn probe(&self) -> Result<(), ForgeError> {
+        match self
+            .forge
+            .send(&forge::Request::get("/version"), self.token.as_ref())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(ForgeError::Status { status, .. }) if status < 500 => Ok(()),
+            Err(error) => Err(error),
+        }
     }
 
     /// Reads one resource.

@@ -9,6 +9,7 @@ mod cli;
 mod commits;
 mod docs;
 mod guards;
+mod http;
 mod labels;
 mod paging;
 mod server;

@@ -3,9 +3,11 @@
 //! [`Server`] implements rmcp's `ServerHandler` by hand over a [`Service`]: templates, concrete
 //! resources, reads and tools are listed from the compiled catalog, reads and calls go to the
 //! service, and [`convert`] maps results and errors to protocol types. The transports
-//! (stdio here, HTTP elsewhere) are thin shells around the same handler.
+//! (stdio here, Streamable HTTP in [`http`]) are thin shells around the same handler; the only
+//! difference the handler sees is where a request's token comes from.
 
 mod convert;
+pub mod http;
 
 use std::sync::Arc;
 
@@ -18,6 +20,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use crate::forge::Token;
 use crate::service::{CallError, Service};
 
 /// How many entries one page of a list answer holds.
@@ -32,6 +35,30 @@ pub struct Server {
 impl Server {
     pub fn new(service: Arc<Service>) -> Server {
         Server { service }
+    }
+
+    /// The token for one request's upstream calls. Over stdio, the configured one. Over HTTP,
+    /// the one the transport settled for this request (its own, the configured one, or none),
+    /// so no request ever borrows another's.
+    fn token<'a>(
+        &'a self,
+        context: &'a RequestContext<RoleServer>,
+    ) -> Result<Option<&'a Token>, ErrorData> {
+        let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
+            return Ok(self.service.token());
+        };
+        match parts.extensions.get::<http::RequestToken>() {
+            Some(settled) => Ok(settled.token()),
+            // Every HTTP request passes the transport's guard first; reaching here without
+            // its verdict is our bug, and guessing a token would be worse than failing.
+            None => {
+                tracing::error!("an HTTP request reached the handler without a settled token");
+                Err(ErrorData::internal_error(
+                    "the request's credentials were not settled; this is a forgelens bug",
+                    None,
+                ))
+            }
+        }
     }
 }
 
@@ -84,9 +111,9 @@ impl ServerHandler for Server {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let token = self.service.token();
+        let token = self.token(&context)?;
         let applicable: Vec<usize> = self
             .service
             .catalog()
@@ -145,12 +172,13 @@ impl ServerHandler for Server {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        let token = self.token(&context)?;
         let Reference::Resource(template) = &request.r#ref else {
             return Ok(CompleteResult::default());
         };
-        let context: Vec<(String, String)> = request
+        let arguments: Vec<(String, String)> = request
             .context
             .and_then(|c| c.arguments)
             .map(|a| a.into_iter().collect())
@@ -161,8 +189,8 @@ impl ServerHandler for Server {
                 &template.uri,
                 &request.argument.name,
                 &request.argument.value,
-                &context,
-                self.service.token(),
+                &arguments,
+                token,
             )
             .await;
         Ok(convert::completion(values))
@@ -171,9 +199,9 @@ impl ServerHandler for Server {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let token = self.service.token();
+        let token = self.token(&context)?;
         match self.service.read(&request.uri, token).await {
             Ok(output) => Ok(convert::read_result(&request.uri, output, token.is_some()).into()),
             Err(error) => {
@@ -209,14 +237,11 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let token = self.token(&context)?;
         let arguments = request.arguments.unwrap_or_default();
-        match self
-            .service
-            .call(&request.name, arguments, self.service.token())
-            .await
-        {
+        match self.service.call(&request.name, arguments, token).await {
             Ok(value) => Ok(convert::tool_success(value).into()),
             Err(CallError::Unknown(name)) => Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`; tools/list shows the tools offered"),

@@ -189,3 +189,168 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
+
+/// A server started with `serve --http 127.0.0.1:0`; killed when dropped.
+pub struct HttpServer {
+    child: tokio::process::Child,
+    /// `http://127.0.0.1:PORT`, as the server printed it.
+    pub base: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Launch {
+    /// Spawns the binary as an HTTP server on a free loopback port and waits, by reading its
+    /// stderr, for the line that names the bound address.
+    pub async fn start_http(self) -> HttpServer {
+        use tokio::io::AsyncBufReadExt;
+        let mut command = tokio::process::Command::new(BIN);
+        command
+            .env_clear()
+            .envs(self.env)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("the forgelens binary starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        let log = Arc::new(Mutex::new(String::new()));
+        let found = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                log.lock().unwrap().push_str(&format!("{line}\n"));
+                if let Some((_, url)) = line.split_once("listening on ") {
+                    return Some(url.trim().trim_end_matches("/mcp").to_owned());
+                }
+            }
+            None
+        })
+        .await;
+        let base = match found {
+            Ok(Some(base)) => base,
+            Ok(None) => panic!(
+                "the server exited before listening:\n{}",
+                log.lock().unwrap()
+            ),
+            Err(_) => panic!(
+                "the server did not listen within 30s:\n{}",
+                log.lock().unwrap()
+            ),
+        };
+        let rest = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                rest.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        HttpServer { child, base, log }
+    }
+}
+
+impl HttpServer {
+    /// The MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    /// Connects rmcp's HTTP client with the `initialize` handshake (a revision before
+    /// 2026-07-28), sending `authorization` as the `Authorization` header when given.
+    pub async fn connect(&self, authorization: Option<&str>) -> Server {
+        self.try_connect(authorization, None)
+            .await
+            .expect("the MCP handshake succeeds")
+    }
+
+    /// Connects rmcp's HTTP client on the stateless 2026-07-28 revision (`server/discover`).
+    pub async fn connect_stateless(&self, authorization: Option<&str>) -> Server {
+        let lifecycle = rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        };
+        self.try_connect(authorization, Some(lifecycle))
+            .await
+            .expect("server/discover succeeds")
+    }
+
+    pub async fn try_connect(
+        &self,
+        authorization: Option<&str>,
+        lifecycle: Option<rmcp::service::ClientLifecycleMode>,
+    ) -> Result<Server, rmcp::service::ClientInitializeError> {
+        use rmcp::service::ClientServiceExt;
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut headers = std::collections::HashMap::new();
+        if let Some(value) = authorization {
+            headers.insert(
+                reqwest::header::AUTHORIZATION,
+                reqwest::header::HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url())
+            .custom_headers(headers)
+            .reinit_on_expired_session(false);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let client = match lifecycle {
+            None => ().serve(transport).await?,
+            Some(lifecycle) => ().serve_with_lifecycle(transport, lifecycle).await?,
+        };
+        Ok(Server {
+            client,
+            log: self.log.clone(),
+        })
+    }
+
+    /// POSTs `body` to `/mcp` as an MCP client would, with extra headers.
+    pub async fn post(&self, body: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = reqwest::Client::new()
+            .post(self.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_owned());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.expect("the server answers")
+    }
+
+    /// GETs a path of the server.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        reqwest::get(format!("{}{path}", self.base))
+            .await
+            .expect("the server answers")
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the server is running")
+    }
+
+    /// Waits for the process to exit and returns its exit code.
+    pub async fn wait(mut self) -> (i32, String) {
+        let status = tokio::time::timeout(std::time::Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("the server exits within 60s")
+            .expect("the server's status is readable");
+        (status.code().unwrap_or(-1), self.log())
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+/// An `initialize` request body of the given revision.
+pub fn initialize_body(version: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "forgelens-tests", "version": "0"}
+        }
+    })
+    .to_string()
+}

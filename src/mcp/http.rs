@@ -1,0 +1,648 @@
+//! The Streamable HTTP transport: rmcp's server transport at `/mcp`, wrapped in what a shared
+//! deployment needs, beside `/healthz` and `/readyz`.
+//!
+//! A request to `/mcp` passes, outermost first:
+//!
+//! 1. the log layer: one line per request (method, MCP method, status, duration, where its
+//!    token came from), never a header's value;
+//! 2. the guard: the concurrency limit (POSTs only), the credentials, the body-size limit;
+//! 3. rmcp's `StreamableHttpService`: the `Host`/`Origin` checks against DNS rebinding, the
+//!    protocol (stateless 2026-07-28 requests, and the older revisions with or without
+//!    sessions), and finally the same [`Server`] handler stdio uses.
+//!
+//! Credentials never outlive their request: the guard reads `Authorization` with
+//! [`client_token`] and stores its verdict, a [`RequestToken`], in that request's extensions;
+//! rmcp hands the request's `http::request::Parts` to the handler through the request context,
+//! and the handler uses that token, and no other, for that request's upstream calls.
+//!
+//! Shutdown (SIGTERM or ctrl-c) stops accepting connections, waits for the requests in flight
+//! (at most [`SHUTDOWN_GRACE`]), then ends rmcp's event streams and sessions.
+
+use std::future::IntoFuture;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures::StreamExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::Deserialize;
+use thiserror::Error;
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+use crate::config::{HttpConfig, LOOPBACK_HOSTS};
+use crate::forge::Token;
+use crate::service::Service;
+
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+/// How long the requests in flight get to finish after SIGTERM or ctrl-c.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// How long one answer of the forge to `GET /version` keeps `/readyz` green.
+pub const READY_FRESH: Duration = Duration::from_secs(30);
+/// Longest wait for the forge during a readiness probe; probes of load balancers time out
+/// in seconds, and a late "yes" is worth no more than a "no".
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why the HTTP server stopped or never started.
+#[derive(Debug, Error)]
+pub enum HttpError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the HTTP server failed: {0}")]
+    Serve(std::io::Error),
+}
+
+/// Why a request's credentials were refused (401).
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum AuthError {
+    #[error("the Authorization header must be `token <T>` or `Bearer <T>`")]
+    Malformed,
+    #[error("a request may carry one Authorization header, not several")]
+    Repeated,
+    #[error("this server requires a token of your own: send `Authorization: Bearer <forge token>`")]
+    Missing,
+}
+
+/// The token a request's `Authorization` header carries: `token <T>` or `Bearer <T>`, the
+/// scheme in any case; `None` without the header. Anything else is refused rather than
+/// ignored: falling back to the configured token would act with someone else's rights.
+pub fn client_token(headers: &HeaderMap) -> Result<Option<Token>, AuthError> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(AuthError::Repeated);
+    }
+    let text = value.to_str().map_err(|_| AuthError::Malformed)?;
+    let (scheme, rest) = text
+        .trim()
+        .split_once([' ', '\t'])
+        .ok_or(AuthError::Malformed)?;
+    if !scheme.eq_ignore_ascii_case("token") && !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::Malformed);
+    }
+    let rest = rest.trim();
+    if rest.contains(char::is_whitespace) {
+        return Err(AuthError::Malformed);
+    }
+    Token::new(rest).map(Some).ok_or(AuthError::Malformed)
+}
+
+/// The token settled for one HTTP request; the guard puts it in the request's extensions and
+/// the handler takes it from there.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestToken {
+    token: Option<Token>,
+    source: TokenSource,
+}
+
+impl RequestToken {
+    pub(crate) fn token(&self) -> Option<&Token> {
+        self.token.as_ref()
+    }
+}
+
+/// Where a request's token came from, for the log line.
+#[derive(Debug, Clone, Copy)]
+enum TokenSource {
+    /// The request's own `Authorization` header.
+    Client,
+    /// The server's configured token.
+    Configured,
+    /// No token at all.
+    Anonymous,
+}
+
+impl TokenSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            TokenSource::Client => "client",
+            TokenSource::Configured => "configured",
+            TokenSource::Anonymous => "anonymous",
+        }
+    }
+}
+
+/// What the guard learned about a request, handed to the log layer on the response.
+#[derive(Debug, Clone)]
+struct Trace {
+    mcp_method: String,
+    auth: &'static str,
+}
+
+/// Serves MCP over Streamable HTTP until SIGTERM or ctrl-c, then drains and returns.
+pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), HttpError> {
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|source| HttpError::Bind {
+            addr: config.addr,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(HttpError::Serve)?;
+    let streams = CancellationToken::new();
+    let permits = Arc::new(Semaphore::new(config.max_concurrent_requests));
+    let app = router(service.clone(), config, streams.clone(), permits.clone());
+    warn_about_exposure(config, &service);
+    // Printed whatever the log filter says: scripts and tests read the bound port here.
+    eprintln!("forgelens: listening on http://{local}{MCP_PATH}");
+    let stopping = CancellationToken::new();
+    tokio::spawn(drain_on_signal(
+        stopping.clone(),
+        streams,
+        permits,
+        config.max_concurrent_requests,
+    ));
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(stopping.clone().cancelled_owned())
+        .into_future();
+    tokio::select! {
+        result = server => result.map_err(HttpError::Serve)?,
+        () = past_deadline(stopping) => {
+            tracing::warn!("connections still open after the grace period; stopping anyway");
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The whole application: `/mcp` behind the guard, the probes, and the log layer over all.
+fn router(
+    service: Arc<Service>,
+    config: &HttpConfig,
+    streams: CancellationToken,
+    permits: Arc<Semaphore>,
+) -> Router {
+    let transport = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.sessions)
+        // A plain JSON answer to a plain request: proxies need not understand event streams.
+        .with_json_response(true)
+        // rmcp reads an empty list as "any host", which is what `--allowed-hosts '*'` means.
+        .with_allowed_hosts(config.allowed_hosts.clone())
+        .with_allowed_origins(config.allowed_origins.clone())
+        .enforce_origin_validation()
+        // The guard enforces the limit first, with its own message; this is the backstop.
+        .with_max_request_body_bytes(config.max_body_bytes)
+        .with_cancellation_token(streams);
+    let handler = Server::new(service.clone());
+    let mcp = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        transport,
+    );
+    let guard = Guard {
+        service: service.clone(),
+        require_client_token: config.require_client_token,
+        max_body_bytes: config.max_body_bytes,
+        max_concurrent_requests: config.max_concurrent_requests,
+        permits,
+    };
+    let readiness = Arc::new(Readiness {
+        service,
+        last_answer: Mutex::new(None),
+    });
+    Router::new()
+        .route_service(MCP_PATH, mcp)
+        // `route_layer` covers the routes added so far: `/mcp` only, not the probes.
+        .route_layer(middleware::from_fn_with_state(guard, guard_mcp))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let readiness = readiness.clone();
+                async move { readiness.answer().await }
+            }),
+        )
+        .layer(middleware::from_fn(log_request))
+}
+
+/// What the guard needs to know.
+#[derive(Clone)]
+struct Guard {
+    service: Arc<Service>,
+    require_client_token: bool,
+    max_body_bytes: usize,
+    max_concurrent_requests: usize,
+    permits: Arc<Semaphore>,
+}
+
+impl Guard {
+    /// The token this request acts with: its own, else the configured one unless a token of
+    /// the client's own is required.
+    fn settle(&self, headers: &HeaderMap) -> Result<RequestToken, AuthError> {
+        match client_token(headers)? {
+            Some(token) => Ok(RequestToken {
+                token: Some(token),
+                source: TokenSource::Client,
+            }),
+            None if self.require_client_token => Err(AuthError::Missing),
+            None => Ok(match self.service.token() {
+                Some(token) => RequestToken {
+                    token: Some(token.clone()),
+                    source: TokenSource::Configured,
+                },
+                None => RequestToken {
+                    token: None,
+                    source: TokenSource::Anonymous,
+                },
+            }),
+        }
+    }
+}
+
+async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    // Only a POST makes the server work. A GET is an event stream that may stay open for
+    // minutes (sessions only) and would pin a slot doing nothing.
+    let permit = if request.method() == Method::POST {
+        match guard.permits.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                return refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "Service Unavailable: {} requests are already in progress \
+                         (--max-concurrent-requests); retry shortly",
+                        guard.max_concurrent_requests
+                    ),
+                    Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
+                );
+            }
+        }
+    } else {
+        None
+    };
+    let settled = match guard.settle(request.headers()) {
+        Ok(settled) => settled,
+        Err(error) => {
+            return refusal(
+                StatusCode::UNAUTHORIZED,
+                format!("Unauthorized: {error}"),
+                Some((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"forgelens\""),
+                )),
+            );
+        }
+    };
+    let auth = settled.source.as_str();
+    let (mut parts, body) = request.into_parts();
+    let mut mcp_method = "-".to_owned();
+    let body = if parts.method == Method::POST {
+        match read_capped(&parts.headers, body, guard.max_body_bytes).await {
+            Ok(bytes) => {
+                mcp_method = peek_method(&bytes);
+                Body::from(bytes)
+            }
+            Err(BodyError::TooLarge) => {
+                return refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "Payload Too Large: the request body is larger than the {}-byte limit \
+                         (--max-body-bytes)",
+                        guard.max_body_bytes
+                    ),
+                    None,
+                );
+            }
+            Err(BodyError::Unreadable(detail)) => {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad Request: the request body could not be read: {detail}"),
+                    None,
+                );
+            }
+        }
+    } else {
+        body
+    };
+    parts.extensions.insert(settled);
+    let response = next.run(Request::from_parts(parts, body)).await;
+    let mut response = match permit {
+        Some(permit) => hold_until_sent(response, permit),
+        None => response,
+    };
+    response.extensions_mut().insert(Trace { mcp_method, auth });
+    response
+}
+
+/// A plain-text refusal, so a person reading a proxy log or a curl output sees what to do.
+fn refusal(
+    status: StatusCode,
+    message: String,
+    extra: Option<(header::HeaderName, HeaderValue)>,
+) -> Response {
+    let mut response = (status, format!("{message}\n")).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    if let Some((name, value)) = extra {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
+
+/// Keeps the concurrency slot until the response body is sent (or dropped): an answer sent
+/// as an event stream is still work in progress after its headers leave.
+fn hold_until_sent(response: Response, permit: OwnedSemaphorePermit) -> Response {
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _slot = &permit;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+enum BodyError {
+    TooLarge,
+    Unreadable(String),
+}
+
+/// Reads a body of at most `limit` bytes, refusing a larger one without reading it all.
+async fn read_capped(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut collected = Vec::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        if chunk.len() > limit - collected.len() {
+            return Err(BodyError::TooLarge);
+        }
+        collected.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(collected))
+}
+
+/// The JSON-RPC method of a request body, for the log; `-` when there is none (a response, a
+/// notification batch, not JSON) and `?` when it is not a plain method name, so a client
+/// cannot write arbitrary text into the log.
+fn peek_method(body: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct Peek {
+        method: Option<String>,
+    }
+    match serde_json::from_slice::<Peek>(body)
+        .ok()
+        .and_then(|p| p.method)
+    {
+        None => "-".to_owned(),
+        Some(m)
+            if !m.is_empty()
+                && m.len() <= 64
+                && m.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '.' | '-')) =>
+        {
+            m
+        }
+        Some(_) => "?".to_owned(),
+    }
+}
+
+/// One line per request. The probes log at debug: a load balancer asks every few seconds.
+async fn log_request(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    let (mcp_method, auth) = response
+        .extensions()
+        .get::<Trace>()
+        .map_or(("-", "-"), |t| (t.mcp_method.as_str(), t.auth));
+    let status = response.status().as_u16();
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if path == "/healthz" || path == "/readyz" {
+        tracing::debug!(%method, %path, status, duration_ms, "http request");
+    } else {
+        tracing::info!(%method, %path, %mcp_method, status, duration_ms, %auth, "http request");
+    }
+    response
+}
+
+/// `/readyz`: the forge answered `GET /version` within [`READY_FRESH`].
+struct Readiness {
+    service: Arc<Service>,
+    /// When the forge last answered. Behind a lock so that a burst of probes asks the forge
+    /// once, not once each.
+    last_answer: Mutex<Option<Instant>>,
+}
+
+impl Readiness {
+    async fn answer(&self) -> Response {
+        let mut last = self.last_answer.lock().await;
+        if last.is_some_and(|at| at.elapsed() < READY_FRESH) {
+            return (StatusCode::OK, "ready\n").into_response();
+        }
+        let outcome = tokio::time::timeout(PROBE_TIMEOUT, self.service.probe()).await;
+        match outcome {
+            Ok(Ok(())) => {
+                *last = Some(Instant::now());
+                (StatusCode::OK, "ready\n").into_response()
+            }
+            Ok(Err(error)) => {
+                tracing::warn!("not ready: {error}");
+                refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("not ready: {error}"),
+                    None,
+                )
+            }
+            Err(_) => {
+                tracing::warn!("not ready: the forge did not answer within {PROBE_TIMEOUT:?}");
+                refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "not ready: the forge did not answer GET /version within {}s",
+                        PROBE_TIMEOUT.as_secs()
+                    ),
+                    None,
+                )
+            }
+        }
+    }
+}
+
+/// Says at start-up what an operator must know about who can reach the server and as whom.
+fn warn_about_exposure(config: &HttpConfig, service: &Service) {
+    if config.remote {
+        tracing::warn!(
+            addr = %config.addr,
+            "serving beyond loopback: anyone who can reach this address can use forgelens; \
+             put a TLS-terminating proxy in front of it"
+        );
+        if service.token().is_some() && !config.require_client_token {
+            tracing::warn!(
+                "requests without a token of their own act with the configured token, for \
+                 anyone who can reach this address; consider --require-client-token"
+            );
+        }
+        if config.allowed_hosts == LOOPBACK_HOSTS {
+            tracing::warn!(
+                "only loopback Host names are accepted; set --allowed-hosts to the names \
+                 clients use to reach this server"
+            );
+        }
+    }
+    if config.allowed_hosts.is_empty() {
+        tracing::warn!(
+            "--allowed-hosts '*': any Host is accepted, so DNS rebinding is not blocked"
+        );
+    }
+}
+
+/// Waits for SIGTERM or ctrl-c, then stops accepting, lets the requests in flight finish and
+/// ends the event streams and sessions that would otherwise hold their connections open.
+async fn drain_on_signal(
+    stopping: CancellationToken,
+    streams: CancellationToken,
+    permits: Arc<Semaphore>,
+    slots: usize,
+) {
+    shutdown_signal().await;
+    tracing::info!("shutting down: no new connections; finishing the requests in flight");
+    stopping.cancel();
+    // Every slot back means no POST is in flight.
+    let slots = u32::try_from(slots).unwrap_or(u32::MAX);
+    if tokio::time::timeout(SHUTDOWN_GRACE, permits.acquire_many(slots))
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after {SHUTDOWN_GRACE:?}; ending them");
+    }
+    streams.cancel();
+}
+
+/// Resolves a little after the grace period once shutdown has begun: a client that never
+/// reads its answer must not keep the process alive.
+async fn past_deadline(stopping: CancellationToken) {
+    stopping.cancelled().await;
+    tokio::time::sleep(SHUTDOWN_GRACE + Duration::from_secs(5)).await;
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!("cannot listen for SIGTERM: {error}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(values: &[&str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for v in values {
+            map.append(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    /// Header values sent, and the token (or refusal) expected.
+    type Case = (
+        &'static [&'static str],
+        Result<Option<&'static str>, AuthError>,
+    );
+
+    #[test]
+    fn authorization_header_forms() {
+        let cases: &[Case] = &[
+            (&[], Ok(None)),
+            (&["token abc123"], Ok(Some("abc123"))),
+            (&["Bearer abc123"], Ok(Some("abc123"))),
+            (&["bearer abc123"], Ok(Some("abc123"))),
+            (&["TOKEN abc123"], Ok(Some("abc123"))),
+            (&["  Bearer   abc123  "], Ok(Some("abc123"))),
+            (&["Bearer\tabc123"], Ok(Some("abc123"))),
+            (&["Basic dXNlcjpwYXNz"], Err(AuthError::Malformed)),
+            (&["Bearer"], Err(AuthError::Malformed)),
+            (&["Bearer "], Err(AuthError::Malformed)),
+            (&["abc123"], Err(AuthError::Malformed)),
+            (&["Bearer a b"], Err(AuthError::Malformed)),
+            (&["Bearertoken abc"], Err(AuthError::Malformed)),
+            (&["token a", "token b"], Err(AuthError::Repeated)),
+        ];
+        for (values, expected) in cases {
+            let expected = expected.clone().map(|t| t.map(|t| Token::new(t).unwrap()));
+            assert_eq!(client_token(&headers(values)), expected, "{values:?}");
+        }
+    }
+
+    #[test]
+    fn a_non_ascii_header_is_malformed() {
+        let mut map = HeaderMap::new();
+        map.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_bytes(b"Bearer \xffabc").unwrap(),
+        );
+        assert_eq!(client_token(&map), Err(AuthError::Malformed));
+    }
+
+    #[test]
+    fn the_logged_method_is_a_plain_name_or_a_placeholder() {
+        let cases: &[(&str, &str)] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+                "tools/call",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "notifications/initialized",
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, "-"),
+            ("not json", "-"),
+            (r#"[{"method":"ping"}]"#, "-"),
+            (r#"{"method":"evil\nINFO forged line"}"#, "?"),
+            (r#"{"method":""}"#, "?"),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(peek_method(body.as_bytes()), *expected, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_settled_token_never_prints() {
+        let settled = RequestToken {
+            token: Token::new("s3cr3t"),
+            source: TokenSource::Client,
+        };
+        assert!(!format!("{settled:?}").contains("s3cr3t"));
+    }
+}
