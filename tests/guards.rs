@@ -2,9 +2,10 @@
 
 use std::sync::LazyLock;
 
-use forgelens::engine::Catalog;
 use forgelens::engine::param::{Rule, RuleKind};
+use forgelens::engine::{Answer, Catalog, Slot};
 use forgelens::forge::Method;
+use forgelens::forge::{Body, Response};
 use forgelens::manifest::{self, Sources};
 use proptest::prelude::*;
 
@@ -126,8 +127,130 @@ fn routed_values() -> impl Strategy<Value = (usize, Vec<(String, String)>)> {
     })
 }
 
+/// 1000 cases by default; `PROPTEST_CASES=100000` for the long run (docs/manifest-reference.md).
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1000);
+    ProptestConfig::with_cases(cases)
+}
+
+/// Text an agent (or an attacker) might splice into a URI.
+fn hostile() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("..".to_owned()),
+        Just("%2e%2e".to_owned()),
+        Just("%2F".to_owned()),
+        Just("%252F".to_owned()),
+        Just("/".to_owned()),
+        Just("//".to_owned()),
+        Just("%00".to_owned()),
+        Just("?".to_owned()),
+        Just("&".to_owned()),
+        Just("#".to_owned()),
+        Just("%".to_owned()),
+        Just("\\".to_owned()),
+        Just("ｌａｂｅｌ".to_owned()),
+        Just("１２".to_owned()),
+        "[a-z0-9./%?&=#-]{1,8}",
+        ".{1,4}",
+    ]
+}
+
+/// Every request the engine plans for `uri` is an instance of one of the manifest's request
+/// templates, each variable in its own segment(s).
+fn assert_confined(uri: &str) -> Result<(), TestCaseError> {
+    let Ok(read) = CATALOG.route(uri) else {
+        return Ok(());
+    };
+    let Ok(planned) = read.plan() else {
+        return Ok(());
+    };
+    let templates: Vec<_> = CATALOG
+        .resources()
+        .iter()
+        .flat_map(|r| r.request_templates())
+        .collect();
+    for p in planned {
+        prop_assert!(
+            templates.iter().any(|t| t.matches_path(&p.request.path)),
+            "{} planned {}, which no manifest endpoint declares",
+            uri,
+            p.request.path
+        );
+    }
+    Ok(())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(config())]
+
+    /// A valid URI with hostile text spliced in: refused, or confined to the manifest's
+    /// endpoints.
+    #[test]
+    fn mutated_uris_stay_inside_the_manifest((index, values) in routed_values(), splice in hostile(), at in any::<prop::sample::Index>()) {
+        let resource = &CATALOG.resources()[index];
+        let uri = resource.template.expand(|v| values.iter().find(|(n, _)| n == v).map(|(_, x)| x.clone()));
+        let cut = at.index(uri.len() + 1);
+        let cut = (0..=cut).rev().find(|&i| uri.is_char_boundary(i)).unwrap_or(0);
+        let mutated = format!("{}{}{}", &uri[..cut], splice, &uri[cut..]);
+        assert_confined(&mutated)?;
+        assert_confined(&uri)?;
+    }
+
+    /// The bounding contract, through the engine: for any list size, page and limit, a page
+    /// shows at most min(limit, cap) items, says more remain exactly when they do, names an
+    /// existing tool and the right next page in its sentinel, and consecutive pages cover the
+    /// list once.
+    #[test]
+    fn pages_keep_the_bounding_contract(total in 0u64..150, limit in 1u64..80, server_side in any::<bool>()) {
+        let uri = if server_side {
+            "forgejo://repo/acme/widgets/issue/5/comments".to_owned()
+        } else {
+            "forgejo://repo/acme/widgets/labels".to_owned()
+        };
+        let mut seen = Vec::new();
+        let mut page = 1;
+        loop {
+            let read = CATALOG.route(&format!("{uri}?page={page}&limit={limit}")).unwrap();
+            let effective = limit.min(30);
+            let all: Vec<serde_json::Value> = (1..=total).map(|i| serde_json::json!({"id": i, "name": format!("n{i}"), "pull_request": null})).collect();
+            let answers: Vec<Answer> = read.plan().unwrap().into_iter().map(|p| {
+                let body = match p.slot {
+                    Slot::Primary(_) if server_side => serde_json::Value::Array(all.clone()),
+                    Slot::Primary(_) => {
+                        let start = ((page - 1) * effective) as usize;
+                        serde_json::Value::Array(all.iter().skip(start).take(effective as usize).cloned().collect())
+                    }
+                    _ => serde_json::json!({"pull_request": null}),
+                };
+                Answer { slot: p.slot, result: Ok(Response { status: 200, total_count: (!server_side).then_some(total), has_next: None, body: Body::Json(body) }) }
+            }).collect();
+            let output = read.assemble(answers).unwrap();
+            let value: serde_json::Value = serde_json::from_str(&output.blocks[0].text).unwrap();
+            let items = value["items"].as_array().unwrap();
+            prop_assert!(items.len() as u64 <= effective);
+            seen.extend(items.iter().map(|i| i["id"].as_u64().unwrap()));
+            let more = page * effective < total;
+            prop_assert_eq!(value["has_more"].as_bool(), Some(more));
+            match value.get("truncated").and_then(|t| t.as_str()) {
+                Some(sentinel) => {
+                    prop_assert!(more);
+                    let tool = sentinel.split("Use ").nth(1).and_then(|s| s.split(' ').next()).unwrap();
+                    prop_assert!(CATALOG.tool(tool).is_some(), "{} names no tool", sentinel);
+                    let next_page = format!("page={} and limit={}", page + 1, effective);
+                    prop_assert!(sentinel.contains(&next_page), "{}", sentinel);
+                }
+                None => prop_assert!(!more),
+            }
+            if !more {
+                break;
+            }
+            page += 1;
+        }
+        prop_assert_eq!(seen, (1..=total).collect::<Vec<_>>());
+    }
 
     /// Random valid values expand through each template and route back to the same resource
     /// with the same values.

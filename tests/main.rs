@@ -11,5 +11,6 @@ mod docs;
 mod guards;
 mod http;
 mod labels;
+mod lint;
 mod paging;
 mod server;

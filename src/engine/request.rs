@@ -134,6 +134,37 @@ impl RequestTemplate {
         s
     }
 
+    /// Whether `path` (encoded, as planned) is an instance of this template with each `{var}`
+    /// in exactly one non-empty segment that is not `.` or `..`, and a `{+var}` in one or more.
+    pub fn matches_path(&self, path: &str) -> bool {
+        let Some(rest) = path.strip_prefix('/') else {
+            return false;
+        };
+        let segments: Vec<&str> = rest.split('/').collect();
+        let value_ok = |s: &str| !s.is_empty() && s != "." && s != "..";
+        let mut i = 0;
+        for part in &self.path {
+            match part {
+                Part::Literal(l) => {
+                    if segments.get(i) != Some(&l.as_str()) {
+                        return false;
+                    }
+                    i += 1;
+                }
+                Part::Var(_) => {
+                    if !segments.get(i).is_some_and(|s| value_ok(s)) {
+                        return false;
+                    }
+                    i += 1;
+                }
+                Part::Rest(_) => {
+                    return segments.len() > i && segments[i..].iter().all(|s| value_ok(s));
+                }
+            }
+        }
+        i == segments.len()
+    }
+
     /// Variables of the path, in order.
     pub fn path_vars(&self) -> impl Iterator<Item = &str> {
         self.path.iter().filter_map(|p| match p {
@@ -344,6 +375,24 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn paths_match_their_templates() {
+        let t = RequestTemplate::parse("GET /repos/{owner}/{repo}/raw/{+path}").unwrap();
+        assert!(t.matches_path("/repos/o/r/raw/a/b%2Fc.md"));
+        for bad in [
+            "/repos/o/r/raw",
+            "/repos/o/r/raw/a//b",
+            "/repos/o/r/raw/..",
+            "/repos/o/x/y/raw/a",
+            "repos/o/r/raw/a",
+        ] {
+            assert!(!t.matches_path(bad), "{bad}");
+        }
+        let one = RequestTemplate::parse("GET /repos/{owner}/{repo}").unwrap();
+        assert!(one.matches_path("/repos/a%2Fb/r"));
+        assert!(!one.matches_path("/repos/a/b/r"));
     }
 
     #[test]

@@ -265,6 +265,20 @@ impl Resource {
         }
     }
 
+    /// Every request template the resource may send: primary, fallbacks, `with:`, embeds.
+    pub fn request_templates(&self) -> Vec<&RequestTemplate> {
+        let mut all = vec![&self.fetch];
+        all.extend(self.fallbacks.iter().map(|(t, _)| t));
+        all.extend(self.with.iter().map(|(_, t)| t));
+        if let Shape::Entity { embeds, .. } = &self.shape {
+            all.extend(embeds.iter().filter_map(|e| match &e.source {
+                EmbedSource::Fetch(t) => Some(t),
+                _ => None,
+            }));
+        }
+        all
+    }
+
     /// Whether the resource has no variables (it is listed by `resources/list`).
     pub fn is_concrete(&self) -> bool {
         self.template.vars().next().is_none()

@@ -59,7 +59,10 @@ impl Compiler {
         };
         let vars: Vec<&str> = template.vars().collect();
         let params = self.params(def, &template, &vars);
-        self.scope(uri_pos, &template, &params);
+        // Judged only when every variable has a rule, so one mistake gives one finding.
+        if params.len() == vars.len() {
+            self.scope(uri_pos, &template, &params);
+        }
 
         // Requests: the primary one, its fallbacks, the concurrent `with:` ones, embed fetches.
         let mut used: HashSet<String> = HashSet::new();

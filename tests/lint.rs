@@ -1,0 +1,237 @@
+//! Every manifest check fires on a broken manifest, with its code, file and line; the check
+//! table and `docs/manifest-reference.md` agree.
+
+use forgelens::manifest::checks::{self, Code};
+use forgelens::manifest::{Diagnostic, Source, Sources};
+
+const ERRORS: &str = r#"errors:
+  status: {"404": not_found}
+  codes: {invalid_params: -32602, forbidden: -32002, not_found: -32003, rate_limited: -32603, upstream_error: -32603}
+"#;
+
+const RULES: &str = r#"rules:
+  name: {pattern: '[a-z]+'}
+  id: {type: integer, minimum: 1}
+  sha: {pattern: '[0-9a-f]{40}'}
+"#;
+
+const TOOLS: &str = r#"toolsets:
+  things: Things.
+tools:
+  - name: list_things
+    title: List things
+    toolset: things
+    description: Lists things.
+    call: GET /things/{owner}
+    args:
+      owner: {rule: name, description: Owner.}
+    list: {}
+"#;
+
+/// A resource manifest with `resources` after the shared rules and error table.
+fn resources(resources: &str) -> String {
+    format!("{RULES}{ERRORS}resources:\n{resources}")
+}
+
+const THING: &str = r#"  - name: thing
+    title: Thing
+    uri: forgejo://repo/{owner}/thing/{id}
+    description: A thing.
+    params: {owner: name, id: id}
+    fetch: GET /things/{owner}/{id}
+    cache: mutable
+"#;
+
+fn lint(resources: &str, tools: &str) -> Vec<Diagnostic> {
+    let sources = Sources {
+        resources: Source {
+            name: "r.yaml".into(),
+            text: resources.into(),
+        },
+        tools: Source {
+            name: "t.yaml".into(),
+            text: tools.into(),
+        },
+    };
+    match forgelens::service::compile(&sources) {
+        Ok(_) => Vec::new(),
+        Err(d) => d,
+    }
+}
+
+/// The 1-based line of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> u64 {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("`{needle}` not in the manifest")) as u64
+        + 1
+}
+
+struct Case {
+    code: Code,
+    resources: String,
+    tools: String,
+    /// Which file and which text the finding must point at.
+    file: &'static str,
+    at: &'static str,
+}
+
+fn r(code: Code, resources_text: String, at: &'static str) -> Case {
+    Case {
+        code,
+        resources: resources_text,
+        tools: TOOLS.into(),
+        file: "r.yaml",
+        at,
+    }
+}
+
+fn t(code: Code, tools_text: String, at: &'static str) -> Case {
+    Case {
+        code,
+        resources: resources(THING),
+        tools: tools_text,
+        file: "t.yaml",
+        at,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let tool = |body: &str| format!("{TOOLS}{body}");
+    vec![
+        r(checks::YAML_SYNTAX, format!("{RULES}{ERRORS}resources: [\n  {{name: x\n"), "{name: x"),
+        r(checks::UNKNOWN_KEY, resources(&THING.replace("    cache: mutable", "    cache: mutable\n    colour: blue")), "colour"),
+        r(checks::WRONG_TYPE, format!("{RULES}{ERRORS}defaults: {{cap: many}}\nresources: []\n"), "cap: many"),
+        r(checks::TEMPLATE_SYNTAX, resources(&THING.replace("thing/{id}", "thing/x{id}")), "uri:"),
+        r(checks::TEMPLATE_SCHEME, resources(&THING.replace("forgejo://", "https://")), "uri:"),
+        r(checks::DUPLICATE_TEMPLATE, resources(&format!("{THING}{}", THING.replace("/thing/", "/other/"))), "/other/"),
+        r(
+            checks::ROUTE_CONFLICT,
+            resources(&format!("{THING}{}", THING.replace("name: thing", "name: thing2").replace("{id}", "{n}").replace("id: id}", "n: id}"))),
+            "{n}",
+        ),
+        r(checks::SCOPELESS_ID, resources(&THING.replace("repo/{owner}/thing/{id}", "thing/{id}").replace("{owner: name, id: id}", "{id: id}").replace("/things/{owner}/{id}", "/things/{id}")), "uri:"),
+        r(
+            checks::UNKNOWN_TEMPLATE,
+            format!("{RULES}{ERRORS}listing:\n  - {{fetch: GET /user/things, uri: 'forgejo://nowhere', args: {{}}, name: $.name}}\nresources:\n{THING}"),
+            "forgejo://nowhere",
+        ),
+        r(checks::UNKNOWN_RULE, resources(&THING.replace("owner: name,", "owner: nmae,")), "nmae"),
+        r(checks::UNRULED_VARIABLE, resources(&THING.replace("{owner: name, id: id}", "{owner: name}")), "uri:"),
+        r(checks::UNUSED_VARIABLE, resources(&THING.replace("GET /things/{owner}/{id}", "GET /things/{owner}")), "uri:"),
+        r(checks::UNBOUND_PLACEHOLDER, resources(&THING.replace("GET /things/{owner}/{id}", "GET /things/{owner}/{id}/{part}")), "fetch:"),
+        r(checks::BAD_RULE, format!("rules:\n  broken: {{pattern: '('}}\n{}", &resources(THING)["rules:\n".len()..]), "broken"),
+        Case {
+            code: checks::DUPLICATE_RULE,
+            resources: resources(THING),
+            tools: format!("rules:\n  name: {{pattern: '[a-z]+'}}\n{TOOLS}"),
+            file: "t.yaml",
+            at: "name: {pattern",
+        },
+        r(checks::REQUEST_SYNTAX, resources(&THING.replace("GET /things", "FETCH /things")), "fetch:"),
+        r(checks::JSONPATH_SYNTAX, resources(&THING.replace("    cache: mutable", "    project: {a: '$.x[?'}\n    cache: mutable")), "project:"),
+        r(checks::MARKDOWN_SYNTAX, resources(&THING.replace("    cache: mutable", "    project: {a: $.a}\n    markdown: {template: '{{ a '}\n    cache: mutable")), "markdown:"),
+        r(checks::MARKDOWN_FIELD, resources(&THING.replace("    cache: mutable", "    project: {body: $.body}\n    markdown: {template: '{{ bdy }}'}\n    cache: mutable")), "markdown:"),
+        r(checks::EXPRESSION, resources(&THING.replace("    cache: mutable", "    project: {a: $.a | shout}\n    cache: mutable")), "project:"),
+        r(
+            checks::UNKNOWN_TOOL,
+            resources(&THING.replace("uri: forgejo://repo/{owner}/thing/{id}", "uri: 'forgejo://repo/{owner}/things{?page,limit}'").replace("{owner: name, id: id}", "{owner: name, page: id, limit: id}").replace("/things/{owner}/{id}", "/things/{owner}").replace("    cache: mutable", "    list: {tool: list_thing}\n    cache: mutable")),
+            "list_thing",
+        ),
+        t(checks::DUPLICATE_TOOL, tool("  - {name: list_things, title: Again, toolset: things, description: Again., call: GET /again}\n"), "title: Again"),
+        t(checks::TOOL_NAME, TOOLS.replace("name: list_things", "name: ListThings"), "ListThings"),
+        t(checks::UNKNOWN_TOOLSET, TOOLS.replace("toolset: things", "toolset: thigns"), "thigns"),
+        r(checks::BAD_CAP, format!("{RULES}{ERRORS}defaults: {{cap: 0}}\nresources:\n{THING}"), "cap: 0"),
+        t(checks::LIMIT_ABOVE_CAP, TOOLS.replace("list: {}", "list: {default_limit: 60, max_limit: 50}"), "default_limit"),
+        r(checks::MUTABLE_KEY, resources(&THING.replace("cache: mutable", "cache: immutable")), "cache: immutable"),
+        t(checks::READ_ONLY_WRITE, tool("  - {name: add_thing, title: Add, toolset: things, description: Adds., call: POST /things, annotations: {read_only: true}}\n"), "add_thing"),
+        t(checks::DELETE_NOT_DESTRUCTIVE, tool("  - {name: drop_thing, title: Drop, toolset: things, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n"), "drop_thing"),
+        r(checks::ERROR_TABLE, resources(THING).replace("rate_limited: -32603, ", ""), "  status:"),
+        t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {rule: name, description: Owner.}\n      state: {type: string, enum: [open, closed], default: all, description: State.}"), "state:"),
+    ]
+}
+
+#[test]
+fn every_check_fires_with_its_code_and_line() {
+    for case in cases() {
+        let findings = lint(&case.resources, &case.tools);
+        let text = if case.file == "r.yaml" {
+            &case.resources
+        } else {
+            &case.tools
+        };
+        let line = line_of(text, case.at);
+        let hit = findings.iter().find(|d| d.code == case.code);
+        let Some(hit) = hit else {
+            panic!("{}: not reported; got {findings:#?}", case.code);
+        };
+        assert_eq!(
+            (hit.file.as_str(), hit.line),
+            (case.file, line),
+            "{}: {hit}",
+            case.code
+        );
+        assert!(hit.column >= 1, "{}: {hit}", case.code);
+    }
+}
+
+#[test]
+fn every_check_without_outside_input_has_a_case() {
+    let covered: Vec<Code> = cases().iter().map(|c| c.code).collect();
+    for check in checks::ALL {
+        // The swagger checks need a spec: they are tested where the spec is read.
+        if [checks::SWAGGER_ENDPOINT, checks::SWAGGER_PARAMETER].contains(&check.code) {
+            continue;
+        }
+        assert!(
+            covered.contains(&check.code),
+            "{} ({}) has no broken manifest",
+            check.code,
+            check.summary
+        );
+    }
+}
+
+#[test]
+fn the_reference_documents_every_check() {
+    let doc = std::fs::read_to_string(format!(
+        "{}/docs/manifest-reference.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let documented: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| FL"))
+        .map(|l| &l[..3])
+        .collect();
+    let declared: Vec<String> = checks::ALL
+        .iter()
+        .map(|c| format!("{:03}", c.code.0))
+        .collect();
+    assert_eq!(
+        documented, declared,
+        "docs/manifest-reference.md and manifest/checks.rs list the same codes in the same order"
+    );
+}
+
+#[test]
+fn a_clean_pair_has_no_finding() {
+    assert_eq!(lint(&resources(THING), TOOLS), Vec::new());
+}
+
+#[test]
+fn messages_suggest_the_nearest_name() {
+    let findings = lint(
+        &resources(&THING.replace("owner: name,", "owner: nmae,")),
+        TOOLS,
+    );
+    let unknown = findings
+        .iter()
+        .find(|d| d.code == checks::UNKNOWN_RULE)
+        .expect("the unknown rule is reported");
+    assert!(
+        unknown.message.contains("did you mean `name`?"),
+        "{unknown}"
+    );
+    assert_eq!(findings.len(), 1, "one mistake, one finding: {findings:#?}");
+}
