@@ -107,6 +107,10 @@ pub struct ServeArgs {
     /// Whole-request timeout towards the forge, in seconds [env: FORGELENS_TIMEOUT] [default: 30].
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// Most requests in flight to the forge at once; more wait their turn
+    /// [env: FORGELENS_MAX_UPSTREAM_REQUESTS] [default: 64].
+    #[arg(long, value_name = "N")]
+    pub max_upstream_requests: Option<u64>,
     /// Log filter, e.g. `info` or `forgelens=debug` (overrides RUST_LOG); logs go to stderr.
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
@@ -123,6 +127,7 @@ impl ServeArgs {
             toolsets: self.toolsets.clone(),
             disabled_tools: self.disabled_tools.clone(),
             timeout_secs: self.timeout,
+            max_upstream_requests: self.max_upstream_requests,
         }
     }
 }

@@ -29,6 +29,7 @@ pub const READ_ONLY_VARS: &[&str] = &["FORGEJO_READ_ONLY", "READ_ONLY"];
 pub const TOOLSETS_VARS: &[&str] = &["FORGEJO_TOOLSETS", "TOOLSETS"];
 pub const DISABLED_TOOLS_VARS: &[&str] = &["FORGEJO_DISABLED_TOOLS", "DISABLED_TOOLS"];
 pub const TIMEOUT_VARS: &[&str] = &["FORGELENS_TIMEOUT"];
+pub const MAX_UPSTREAM_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_UPSTREAM_REQUESTS"];
 pub const HTTP_VARS: &[&str] = &["FORGELENS_HTTP"];
 pub const ALLOW_REMOTE_VARS: &[&str] = &["FORGELENS_ALLOW_REMOTE"];
 pub const REQUIRE_CLIENT_TOKEN_VARS: &[&str] = &["FORGELENS_REQUIRE_CLIENT_TOKEN"];
@@ -38,6 +39,10 @@ pub const MAX_BODY_BYTES_VARS: &[&str] = &["FORGELENS_MAX_BODY_BYTES"];
 pub const MAX_CONCURRENT_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_CONCURRENT_REQUESTS"];
 pub const SESSIONS_VARS: &[&str] = &["FORGELENS_HTTP_SESSIONS"];
 
+/// Whole-request timeout towards the forge when none is configured, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+/// Requests in flight to the forge at once when no cap is configured.
+pub const DEFAULT_MAX_UPSTREAM_REQUESTS: u64 = 64;
 /// Largest MCP request body accepted over HTTP when none is configured (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// MCP requests served at once over HTTP when no limit is configured.
@@ -66,6 +71,7 @@ pub struct Flags {
     pub toolsets: Option<Vec<String>>,
     pub disabled_tools: Option<Vec<String>>,
     pub timeout_secs: Option<u64>,
+    pub max_upstream_requests: Option<u64>,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -78,6 +84,8 @@ pub struct Config {
     pub toolsets: Option<Vec<String>>,
     pub disabled_tools: Vec<String>,
     pub timeout: Duration,
+    /// Most requests in flight to the forge at once.
+    pub max_upstream: usize,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -86,8 +94,6 @@ pub enum ConfigError {
     Url { name: String, value: String },
     #[error("{name}: `{value}` is not a boolean (use true/false, 1/0, yes/no)")]
     Bool { name: String, value: String },
-    #[error("{name}: `{value}` is not a whole number of seconds above 0")]
-    Seconds { name: String, value: String },
     #[error("cannot read the token file {path}: {detail}")]
     TokenFile { path: String, detail: String },
     #[error("the token file {0} is empty")]
@@ -109,22 +115,87 @@ pub enum ConfigError {
     Origin { name: String, value: String },
 }
 
+/// Flag first, then the first environment variable set (and not blank), then the default; a
+/// malformed value is an error naming where it came from.
+struct Lookup<'a> {
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Lookup<'_> {
+    /// The first of `names` that is set and not blank, with its name.
+    fn first(&self, names: &[&str]) -> Option<(String, String)> {
+        names.iter().find_map(|n| {
+            (self.env)(n)
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| ((*n).to_owned(), v))
+        })
+    }
+
+    fn flag(&self, flag: bool, vars: &[&str]) -> Result<bool, ConfigError> {
+        if flag {
+            return Ok(true);
+        }
+        match self.first(vars) {
+            Some((name, value)) => parse_bool(&value).ok_or(ConfigError::Bool { name, value }),
+            None => Ok(false),
+        }
+    }
+
+    /// A comma-separated list and where it came from; `None` when neither flag nor variable says.
+    fn list(
+        &self,
+        flag: &Option<Vec<String>>,
+        flag_name: &str,
+        vars: &[&str],
+    ) -> Option<(String, Vec<String>)> {
+        let (name, items) = match (flag, self.first(vars)) {
+            (Some(items), _) => (flag_name.to_owned(), items.clone()),
+            (None, Some((name, value))) => (name, value.split(',').map(str::to_owned).collect()),
+            (None, None) => return None,
+        };
+        let items = items
+            .iter()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect();
+        Some((name, items))
+    }
+
+    /// A whole number above 0.
+    fn count(
+        &self,
+        flag: Option<u64>,
+        flag_name: &str,
+        vars: &[&str],
+        default: u64,
+    ) -> Result<u64, ConfigError> {
+        match (flag, self.first(vars)) {
+            (Some(0), _) => Err(ConfigError::Count {
+                name: flag_name.to_owned(),
+                value: "0".into(),
+            }),
+            (Some(n), _) => Ok(n),
+            (None, Some((name, value))) => match value.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(ConfigError::Count { name, value }),
+            },
+            (None, None) => Ok(default),
+        }
+    }
+}
+
 impl Config {
     /// Resolves `flags` against the environment `env` (a function, so tests need no globals).
     pub fn resolve(
         flags: &Flags,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let first = |names: &[&str]| -> Option<(String, String)> {
-            names.iter().find_map(|n| {
-                env(n)
-                    .filter(|v| !v.trim().is_empty())
-                    .map(|v| ((*n).to_owned(), v))
-            })
-        };
+        let look = Lookup { env };
         let (url_name, url_text) = match &flags.url {
             Some(u) => ("--url".to_owned(), u.clone()),
-            None => first(URL_VARS).unwrap_or_else(|| ("default".into(), DEFAULT_URL.into())),
+            None => look
+                .first(URL_VARS)
+                .unwrap_or_else(|| ("default".into(), DEFAULT_URL.into())),
         };
         let url = parse_url(&url_text).ok_or(ConfigError::Url {
             name: url_name,
@@ -141,49 +212,38 @@ impl Config {
                         .ok_or_else(|| ConfigError::EmptyTokenFile(path.display().to_string()))?,
                 )
             }
-            None => first(TOKEN_VARS).and_then(|(_, v)| Token::new(&v)),
+            None => look.first(TOKEN_VARS).and_then(|(_, v)| Token::new(&v)),
         };
-        let read_only = flags.read_only
-            || match first(READ_ONLY_VARS) {
-                Some((name, value)) => {
-                    parse_bool(&value).ok_or(ConfigError::Bool { name, value })?
-                }
-                None => false,
-            };
-        let list = |flag: &Option<Vec<String>>, vars: &[&str]| -> Option<Vec<String>> {
-            let items = match flag {
-                Some(items) => items.clone(),
-                None => first(vars)?.1.split(',').map(str::to_owned).collect(),
-            };
-            Some(
-                items
-                    .iter()
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-            )
-        };
-        let timeout = match (flags.timeout_secs, first(TIMEOUT_VARS)) {
-            (Some(0), _) => {
-                return Err(ConfigError::Seconds {
-                    name: "--timeout".into(),
-                    value: "0".into(),
-                });
-            }
-            (Some(secs), _) => Duration::from_secs(secs),
-            (None, Some((name, value))) => match value.trim().parse::<u64>() {
-                Ok(secs) if secs > 0 => Duration::from_secs(secs),
-                _ => return Err(ConfigError::Seconds { name, value }),
-            },
-            (None, None) => Duration::from_secs(30),
-        };
+        let timeout = look.count(
+            flags.timeout_secs,
+            "--timeout",
+            TIMEOUT_VARS,
+            DEFAULT_TIMEOUT_SECS,
+        )?;
+        let max_upstream = look.count(
+            flags.max_upstream_requests,
+            "--max-upstream-requests",
+            MAX_UPSTREAM_REQUESTS_VARS,
+            DEFAULT_MAX_UPSTREAM_REQUESTS,
+        )?;
         Ok(Config {
             url,
             token,
-            read_only,
-            toolsets: list(&flags.toolsets, TOOLSETS_VARS),
-            disabled_tools: list(&flags.disabled_tools, DISABLED_TOOLS_VARS).unwrap_or_default(),
-            timeout,
+            read_only: look.flag(flags.read_only, READ_ONLY_VARS)?,
+            toolsets: look
+                .list(&flags.toolsets, "--toolsets", TOOLSETS_VARS)
+                .map(|(_, l)| l),
+            disabled_tools: look
+                .list(
+                    &flags.disabled_tools,
+                    "--disabled-tools",
+                    DISABLED_TOOLS_VARS,
+                )
+                .map(|(_, l)| l)
+                .unwrap_or_default(),
+            timeout: Duration::from_secs(timeout),
+            // A semaphore counts in u32; a larger cap is no cap anyway.
+            max_upstream: max_upstream.min(u64::from(u32::MAX)) as usize,
         })
     }
 }
@@ -228,16 +288,10 @@ impl HttpConfig {
         flags: &HttpFlags,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<HttpConfig>, ConfigError> {
-        let first = |names: &[&str]| -> Option<(String, String)> {
-            names.iter().find_map(|n| {
-                env(n)
-                    .filter(|v| !v.trim().is_empty())
-                    .map(|v| ((*n).to_owned(), v))
-            })
-        };
+        let look = Lookup { env };
         let (addr_name, addr_text) = match &flags.addr {
             Some(a) => ("--http".to_owned(), a.clone()),
-            None => match first(HTTP_VARS) {
+            None => match look.first(HTTP_VARS) {
                 Some(found) => found,
                 None => return Ok(None),
             },
@@ -246,38 +300,17 @@ impl HttpConfig {
             name: addr_name,
             value: addr_text.clone(),
         })?;
-        let flag_or_env = |flag: bool, vars: &[&str]| -> Result<bool, ConfigError> {
-            if flag {
-                return Ok(true);
-            }
-            match first(vars) {
-                Some((name, value)) => parse_bool(&value).ok_or(ConfigError::Bool { name, value }),
-                None => Ok(false),
-            }
-        };
-        let allow_remote = flag_or_env(flags.allow_remote, ALLOW_REMOTE_VARS)?;
+        let allow_remote = look.flag(flags.allow_remote, ALLOW_REMOTE_VARS)?;
         let remote = !addr.ip().is_loopback();
         if remote && !allow_remote {
             return Err(ConfigError::Remote { addr });
         }
         let require_client_token =
-            flag_or_env(flags.require_client_token, REQUIRE_CLIENT_TOKEN_VARS)?;
-        let sessions = flag_or_env(flags.sessions, SESSIONS_VARS)?;
-        // A list and the name of where it came from, for the error message.
+            look.flag(flags.require_client_token, REQUIRE_CLIENT_TOKEN_VARS)?;
+        let sessions = look.flag(flags.sessions, SESSIONS_VARS)?;
         let list = |flag: &Option<Vec<String>>, flag_name: &str, vars: &[&str]| {
-            let (name, items) = match (flag, first(vars)) {
-                (Some(items), _) => (flag_name.to_owned(), items.clone()),
-                (None, Some((name, value))) => {
-                    (name, value.split(',').map(str::to_owned).collect())
-                }
-                (None, None) => (flag_name.to_owned(), Vec::new()),
-            };
-            let items: Vec<String> = items
-                .iter()
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect();
-            (name, items)
+            look.list(flag, flag_name, vars)
+                .unwrap_or_else(|| (flag_name.to_owned(), Vec::new()))
         };
         let (hosts_name, hosts) = list(&flags.allowed_hosts, "--allowed-hosts", ALLOWED_HOSTS_VARS);
         let allowed_hosts = if hosts.iter().any(|h| h == "*") {
@@ -316,20 +349,9 @@ impl HttpConfig {
                 })?,
             );
         }
-        let count = |flag: Option<usize>, flag_name: &str, vars: &[&str], default: usize| match (
-            flag,
-            first(vars),
-        ) {
-            (Some(0), _) => Err(ConfigError::Count {
-                name: flag_name.to_owned(),
-                value: "0".into(),
-            }),
-            (Some(n), _) => Ok(n),
-            (None, Some((name, value))) => match value.trim().parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(ConfigError::Count { name, value }),
-            },
-            (None, None) => Ok(default),
+        let count = |flag: Option<usize>, flag_name: &str, vars: &[&str], default: usize| {
+            look.count(flag.map(|n| n as u64), flag_name, vars, default as u64)
+                .map(|n| n as usize)
         };
         let max_body_bytes = count(
             flags.max_body_bytes,
@@ -490,7 +512,7 @@ mod tests {
         ));
         assert!(matches!(
             resolve(&Flags::default(), &[("FORGELENS_TIMEOUT", "soon")]),
-            Err(ConfigError::Seconds { .. })
+            Err(ConfigError::Count { .. })
         ));
     }
 

@@ -64,6 +64,7 @@ impl Service {
         let mut options = ClientOptions::new(config.url.clone());
         options.read_only = config.read_only;
         options.timeout = config.timeout;
+        options.max_in_flight = config.max_upstream;
         let forge = forge::Client::new(options)?;
         Service::with_client(catalog, forge, config)
     }

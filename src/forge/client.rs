@@ -9,6 +9,7 @@
 //! - GETs are retried on 429 (when `Retry-After` fits the budget) and on 500/502/503/504, with
 //!   exponential backoff and jitter; other methods are never retried.
 //! - Bodies are read in chunks and refused past the size cap, without buffering the rest.
+//! - At most `max_in_flight` requests are in flight at once; the others wait, none is dropped.
 //! - Errors name the instance and the request, never a credential.
 
 use std::time::{Duration, Instant};
@@ -43,6 +44,8 @@ pub struct ClientOptions {
     pub max_retry_after: Duration,
     /// Refuse every method but GET.
     pub read_only: bool,
+    /// Most requests in flight to the forge at once; more wait their turn.
+    pub max_in_flight: usize,
 }
 
 impl ClientOptions {
@@ -56,6 +59,7 @@ impl ClientOptions {
             backoff: Duration::from_millis(200),
             max_retry_after: Duration::from_secs(5),
             read_only: false,
+            max_in_flight: 64,
         }
     }
 }
@@ -66,6 +70,8 @@ pub struct Client {
     http: reqwest::Client,
     api: Url,
     options: ClientOptions,
+    /// One permit per request in flight, so an agent cannot flood the forge.
+    in_flight: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl Client {
@@ -87,7 +93,14 @@ impl Client {
                 detail: error_chain(&e),
             })?;
         let api = api_root(&options.base_url);
-        Ok(Client { http, api, options })
+        let in_flight =
+            std::sync::Arc::new(tokio::sync::Semaphore::new(options.max_in_flight.max(1)));
+        Ok(Client {
+            http,
+            api,
+            options,
+            in_flight,
+        })
     }
 
     /// The instance URL, for messages.
@@ -109,7 +122,15 @@ impl Client {
         let mut attempt = 0;
         let mut waited = Duration::ZERO;
         loop {
-            let result = self.send_once(request, token).await;
+            let result = {
+                // Held for one attempt only: a retry's wait leaves room to others.
+                let _permit = self
+                    .in_flight
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed");
+                self.send_once(request, token).await
+            };
             let Err(error) = &result else { return result };
             let Some(delay) = self.retry_delay(request, error, attempt, waited) else {
                 return result;

@@ -12,10 +12,10 @@ pub mod http;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability,
-    ServerCapabilities, ServerConfig, ToolsCapability,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorCode,
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ResourcesCapability, ServerCapabilities, ServerConfig, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -141,7 +141,7 @@ impl ServerHandler for Server {
         };
         let mut next = None;
         if let Some((source, page)) = position {
-            match self.service.listing_page(source, page, token).await {
+            match until_cancelled(&context, self.service.listing_page(source, page, token)).await? {
                 Ok((listed, more)) => {
                     items.extend(listed.into_iter().map(convert::listed));
                     let following = applicable.iter().find(|&&s| s > source);
@@ -183,17 +183,14 @@ impl ServerHandler for Server {
             .and_then(|c| c.arguments)
             .map(|a| a.into_iter().collect())
             .unwrap_or_default();
-        let values = self
-            .service
-            .complete(
-                &template.uri,
-                &request.argument.name,
-                &request.argument.value,
-                &arguments,
-                token,
-            )
-            .await;
-        Ok(convert::completion(values))
+        let work = self.service.complete(
+            &template.uri,
+            &request.argument.name,
+            &request.argument.value,
+            &arguments,
+            token,
+        );
+        Ok(convert::completion(until_cancelled(&context, work).await?))
     }
 
     async fn read_resource(
@@ -202,7 +199,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let token = self.token(&context)?;
-        match self.service.read(&request.uri, token).await {
+        match until_cancelled(&context, self.service.read(&request.uri, token)).await? {
             Ok(output) => Ok(convert::read_result(&request.uri, output, token.is_some()).into()),
             Err(error) => {
                 let reason = self.service.catalog().errors.reason(&error);
@@ -241,7 +238,7 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let token = self.token(&context)?;
         let arguments = request.arguments.unwrap_or_default();
-        match self.service.call(&request.name, arguments, token).await {
+        match until_cancelled(&context, self.service.call(&request.name, arguments, token)).await? {
             Ok(value) => Ok(convert::tool_success(value).into()),
             Err(CallError::Unknown(name)) => Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`; tools/list shows the tools offered"),
@@ -262,6 +259,24 @@ impl ServerHandler for Server {
         }
     }
 }
+
+/// Runs `work` unless the client cancels the request first; dropping the work closes its
+/// upstream connections, so a cancelled read stops costing the forge anything.
+async fn until_cancelled<T>(
+    context: &RequestContext<RoleServer>,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, ErrorData> {
+    tokio::select! {
+        out = work => Ok(out),
+        () = context.ct.cancelled() => {
+            tracing::info!(id = %context.id, "request cancelled by the client");
+            Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the client cancelled the request", None))
+        }
+    }
+}
+
+/// The JSON-RPC code for a cancelled request (the one LSP uses; MCP defines none).
+const REQUEST_CANCELLED: i32 = -32800;
 
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
