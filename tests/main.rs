@@ -11,3 +11,4 @@ mod guards;
 mod labels;
 mod paging;
 mod server;
+mod tool_guards;
