@@ -10,5 +10,6 @@ mod commits;
 mod guards;
 mod labels;
 mod paging;
+mod read_only;
 mod server;
 mod tool_guards;
