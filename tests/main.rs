@@ -13,3 +13,4 @@ mod paging;
 mod read_only;
 mod server;
 mod tool_guards;
+mod tools_read;
