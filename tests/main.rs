@@ -14,3 +14,4 @@ mod read_only;
 mod server;
 mod tool_guards;
 mod tools_read;
+mod tools_write;
