@@ -329,3 +329,41 @@ async fn sudo_is_sent_as_the_sudo_header() {
     assert_eq!(request.header("sudo"), None, "no sudo, no header");
     server.stop().await;
 }
+
+/// A PUT whose arguments are bound in the query sends them there, under the forge's names,
+/// and sends no body.
+#[tokio::test]
+async fn marking_notifications_read_sends_the_filters_as_query() {
+    let forge = tool_world::forge().await;
+    forge.route(
+        "PUT",
+        "/notifications",
+        crate::support::fake_forge::Reply::Status(
+            205,
+            json!([tool_world::tool_fixture("notification.json")]),
+        ),
+    );
+    let server = server(&forge).await;
+    let (_, request) = write(
+        &server,
+        &forge,
+        "mark_notifications_read",
+        json!({"last_read_at": "2026-11-21T00:00:00Z", "status": "pinned"}),
+    )
+    .await;
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("PUT", "/notifications")
+    );
+    assert_eq!(request.body, None);
+    assert_eq!(
+        request.query,
+        [
+            ("last_read_at".to_owned(), "2026-11-21T00:00:00Z".to_owned()),
+            ("status-types".to_owned(), "pinned".to_owned()),
+            ("to-status".to_owned(), "read".to_owned()),
+        ],
+        "to-status defaults to read"
+    );
+    server.stop().await;
+}
