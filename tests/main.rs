@@ -13,4 +13,8 @@ mod http;
 mod labels;
 mod lint;
 mod paging;
+mod read_only;
 mod server;
+mod tool_guards;
+mod tools_read;
+mod tools_write;

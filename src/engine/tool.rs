@@ -39,6 +39,8 @@ pub struct Tool {
 #[derive(Debug)]
 pub(crate) struct Arg {
     pub name: String,
+    /// The manifest's words, announced in the input schema.
+    pub description: String,
     pub check: Check,
     pub location: ArgLocation,
     pub required: bool,

@@ -79,6 +79,9 @@ pub enum Reply {
         content_type: String,
         body: Vec<u8>,
     },
+    /// A list paged by `page`/`limit` that says whether more remain only through
+    /// `Link: rel="next"`, without `X-Total-Count`.
+    LinkOnly(Vec<Value>),
 }
 
 #[derive(Debug, Default)]
@@ -353,6 +356,17 @@ fn answer(reply: Reply, method: &Method, query: &[(String, String)], path: &str)
             .header("content-type", content_type)
             .body(Body::from(body))
             .unwrap(),
+        Reply::LinkOnly(items) => {
+            let mut headers = HeaderMap::new();
+            if page * limit < items.len() {
+                let next = format!(
+                    "<http://fake{path}?page={}&limit={limit}>; rel=\"next\"",
+                    page + 1
+                );
+                headers.insert("link", HeaderValue::from_str(&next).unwrap());
+            }
+            (headers, axum::Json(Value::Array(cut(&items)))).into_response()
+        }
     }
 }
 

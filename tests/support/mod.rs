@@ -3,6 +3,7 @@
 
 pub mod fake_forge;
 pub mod fixtures;
+pub mod tool_world;
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

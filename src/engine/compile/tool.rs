@@ -276,6 +276,7 @@ impl Compiler {
         }
         Some(Arg {
             name: name.to_owned(),
+            description: a.description.trim().to_owned(),
             check,
             location,
             required: in_path || a.required.unwrap_or(false),
@@ -315,6 +316,7 @@ fn input_schema(args: &[Arg], list: Option<&ToolList>) -> Map<String, Value> {
     let mut required = Vec::new();
     for arg in args {
         let mut schema = arg.check.schema();
+        schema.insert("description".into(), json!(arg.description));
         if let Some(d) = &arg.default {
             schema.insert("default".into(), d.clone());
         }

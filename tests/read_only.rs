@@ -1,0 +1,122 @@
+//! `--read-only`: only read tools are offered, every one of them works, nothing but GET leaves
+//! the process, and every other tool is refused without reaching the forge.
+
+use std::collections::BTreeSet;
+
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Value, json};
+
+use crate::support::fake_forge::GOOD_TOKEN;
+use crate::support::{Launch, tool_world};
+
+fn required(tool: &Tool) -> Vec<String> {
+    tool.input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read_only(tool: &Tool) -> bool {
+    tool.annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false)
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest() {
+    let forge = tool_world::forge().await;
+
+    let everything = Launch::new(&forge).start().await;
+    let all = everything.client.list_all_tools().await.unwrap();
+    everything.stop().await;
+    let writes: Vec<&Tool> = all.iter().filter(|t| !read_only(t)).collect();
+    let reads: BTreeSet<String> = all
+        .iter()
+        .filter(|t| read_only(t))
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!writes.is_empty() && !reads.is_empty());
+
+    let server = Launch::new(&forge)
+        .token(GOOD_TOKEN)
+        .arg("--read-only")
+        .start()
+        .await;
+    let listed = server.client.list_all_tools().await.unwrap();
+    let listed_names: BTreeSet<String> = listed.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(
+        listed_names, reads,
+        "read-only mode lists exactly the read tools"
+    );
+
+    forge.clear_log();
+    for tool in &listed {
+        let args =
+            tool_world::sample_args(&tool.name, &required(tool)).unwrap_or_else(|e| panic!("{e}"));
+        let result = server
+            .call(&tool.name, args.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name));
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "{} {args}: {}",
+            tool.name,
+            text_of(&result)
+        );
+        assert!(
+            result.structured_content.is_some(),
+            "{}: no structured content",
+            tool.name
+        );
+    }
+    let log = forge.requests();
+    assert_eq!(
+        log.len(),
+        listed.len(),
+        "one upstream request per read tool"
+    );
+    let not_get: Vec<String> = log
+        .iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(not_get.is_empty(), "non-GET requests: {not_get:?}");
+
+    forge.clear_log();
+    for tool in &writes {
+        assert!(!listed_names.contains(tool.name.as_ref()), "{}", tool.name);
+        let result = server
+            .call(&tool.name, json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name));
+        assert_eq!(result.is_error, Some(true), "{} was not refused", tool.name);
+        let text = text_of(&result);
+        assert!(
+            text.contains("not offered") && text.contains("read-only"),
+            "{}: {text}",
+            tool.name
+        );
+    }
+    assert!(
+        forge.requests().is_empty(),
+        "a refused tool reached the forge: {:?}",
+        forge.requests()
+    );
+    server.stop().await;
+}

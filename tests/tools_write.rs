@@ -1,0 +1,369 @@
+//! The main write tools through the binary: the exact upstream request each makes (method,
+//! path, JSON body, headers) and what it returns; and `sudo` as the `Sudo` header.
+
+use serde_json::{Value, json};
+
+use crate::support::fake_forge::{GOOD_TOKEN, Logged};
+use crate::support::fixtures::SHA;
+use crate::support::tool_world;
+use crate::support::{FakeForge, Launch, Server};
+
+/// Calls `tool` expecting success and exactly one upstream request; returns both.
+async fn write(server: &Server, forge: &FakeForge, tool: &str, args: Value) -> (Value, Logged) {
+    forge.clear_log();
+    let out = server.call_ok(tool, args).await;
+    let log = forge.requests();
+    assert_eq!(log.len(), 1, "{tool}: {log:?}");
+    (out, log[0].clone())
+}
+
+/// A write authenticated with the configured token, sending JSON, acting as nobody else.
+fn assert_plain_write(request: &Logged, method: &str, path: &str, body: Option<Value>) {
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        (method, path)
+    );
+    assert_eq!(request.body, body, "{method} {path}");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("token {GOOD_TOKEN}").as_str()),
+        "{method} {path}"
+    );
+    if request.body.is_some() {
+        assert_eq!(
+            request.header("content-type"),
+            Some("application/json"),
+            "{method} {path}"
+        );
+    }
+    assert_eq!(request.header("sudo"), None, "{method} {path}");
+    assert!(
+        request.query.is_empty(),
+        "{method} {path}: {:?}",
+        request.query
+    );
+}
+
+async fn server(forge: &FakeForge) -> Server {
+    Launch::new(forge).token(GOOD_TOKEN).start().await
+}
+
+#[tokio::test]
+async fn create_issue_sends_exactly_the_given_fields() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "create_issue",
+        json!({"owner": "acme", "repo": "widgets", "title": "Widget cache grows without bound",
+               "body": "Steps: open 10k widgets.", "labels": [335058], "assignees": ["bob"]}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/issues",
+        Some(
+            json!({"title": "Widget cache grows without bound", "body": "Steps: open 10k widgets.",
+                    "labels": [335058], "assignees": ["bob"]}),
+        ),
+    );
+    assert_eq!(out["number"], 12);
+    assert_eq!(out["labels"], json!(["kind/bug", "priority/high"]));
+    assert_eq!(out["html_url"], "http://fake/acme/widgets/issues/12");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn comment_on_an_issue() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "create_issue_comment",
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "body": "Fixed by #7."}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/issues/12/comments",
+        Some(json!({"body": "Fixed by #7."})),
+    );
+    assert_eq!(
+        (out["id"].clone(), out["author"].clone()),
+        (json!(77001), json!("bob"))
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn add_and_remove_issue_labels() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "add_issue_labels",
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "labels": ["kind/bug", "priority/high"]}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/issues/12/labels",
+        Some(json!({"labels": ["kind/bug", "priority/high"]})),
+    );
+    assert_eq!(out, json!({"labels": ["kind/bug", "priority/high"]}));
+
+    // A label name with `/` is one path segment, encoded.
+    let (out, request) = write(
+        &server,
+        &forge,
+        "remove_issue_label",
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "identifier": "kind/bug"}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "DELETE",
+        "/repos/acme/widgets/issues/12/labels/kind%2Fbug",
+        None,
+    );
+    assert_eq!(out, json!({"ok": true, "status": 204}));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn create_edit_and_delete_a_label() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "create_repo_label",
+        json!({"owner": "acme", "repo": "widgets", "name": "kind/bug", "color": "d73a4a",
+               "description": "Something does not work as documented"}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/labels",
+        Some(json!({"name": "kind/bug", "color": "d73a4a",
+                    "description": "Something does not work as documented"})),
+    );
+    assert_eq!(out["id"], 335058);
+    assert!(
+        out.get("url").is_none(),
+        "the projection keeps what an agent needs: {out}"
+    );
+
+    let (_, request) = write(
+        &server,
+        &forge,
+        "update_repo_label",
+        json!({"owner": "acme", "repo": "widgets", "id": 5, "color": "#00ff00", "is_archived": true}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "PATCH",
+        "/repos/acme/widgets/labels/5",
+        Some(json!({"color": "#00ff00", "is_archived": true})),
+    );
+
+    let (out, request) = write(
+        &server,
+        &forge,
+        "delete_repo_label",
+        json!({"owner": "acme", "repo": "widgets", "id": 5}),
+    )
+    .await;
+    assert_plain_write(&request, "DELETE", "/repos/acme/widgets/labels/5", None);
+    assert_eq!(out, json!({"ok": true, "status": 204}));
+
+    // A color that is not six hex digits is refused before anything is sent.
+    forge.clear_log();
+    let refused = server
+        .call(
+            "create_repo_label",
+            json!({"owner": "acme", "repo": "widgets", "name": "x", "color": "red"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(forge.requests().is_empty());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn merge_a_pull_request() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "merge_pull_request",
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "Do": "squash",
+               "MergeTitleField": "Bound the widget cache (#12)", "delete_branch_after_merge": true,
+               "head_commit_id": SHA}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/pulls/12/merge",
+        Some(
+            json!({"Do": "squash", "MergeTitleField": "Bound the widget cache (#12)",
+                    "delete_branch_after_merge": true, "head_commit_id": SHA}),
+        ),
+    );
+    assert_eq!(out, json!({"ok": true, "status": 200}));
+
+    forge.clear_log();
+    let refused = server
+        .call(
+            "merge_pull_request",
+            json!({"owner": "acme", "repo": "widgets", "index": 12, "Do": "octopus"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(forge.requests().is_empty());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn create_a_release() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "create_release",
+        json!({"owner": "acme", "repo": "widgets", "tag_name": "v1.2.0", "target_commitish": "main",
+               "name": "Widgets 1.2", "body": "## Changes", "draft": false, "prerelease": false}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/releases",
+        Some(
+            json!({"tag_name": "v1.2.0", "target_commitish": "main", "name": "Widgets 1.2",
+                    "body": "## Changes", "draft": false, "prerelease": false}),
+        ),
+    );
+    assert_eq!(out["tag_name"], "v1.2.0");
+    assert_eq!(out["author"], "alice");
+    assert_eq!(out["assets"], json!(["widgets-1.2.0-linux-amd64.tar.gz"]));
+    server.stop().await;
+}
+
+/// A DELETE whose arguments belong in the body carries them there, not in the query.
+#[tokio::test]
+async fn delete_a_file_sends_its_sha_in_the_body() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (out, request) = write(
+        &server,
+        &forge,
+        "delete_file",
+        json!({"owner": "acme", "repo": "widgets", "filepath": "src/lib.rs",
+               "sha": "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "message": "Drop lib.rs"}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "DELETE",
+        "/repos/acme/widgets/contents/src/lib.rs",
+        Some(json!({"sha": "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "message": "Drop lib.rs"})),
+    );
+    assert_eq!(out["commit_sha"], SHA);
+    server.stop().await;
+}
+
+/// `sudo` reaches the forge as the `Sudo` header, on reads and writes, and is never a query
+/// or body field.
+#[tokio::test]
+async fn sudo_is_sent_as_the_sudo_header() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (me, request) = write(&server, &forge, "get_me", json!({"sudo": "bob"})).await;
+    assert_eq!(
+        me["login"], "alice",
+        "the fake forge ignores sudo; the header is what counts"
+    );
+    assert_eq!(request.header("sudo"), Some("bob"));
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("token {GOOD_TOKEN}").as_str())
+    );
+    assert!(request.query.is_empty());
+
+    let (_, request) = write(
+        &server,
+        &forge,
+        "update_issue",
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "state": "closed", "sudo": "bob"}),
+    )
+    .await;
+    assert_eq!(request.method, "PATCH");
+    assert_eq!(request.header("sudo"), Some("bob"));
+    assert_eq!(request.body, Some(json!({"state": "closed"})));
+
+    let (_, request) = write(
+        &server,
+        &forge,
+        "list_repo_issues",
+        json!({"owner": "acme", "repo": "widgets", "sudo": "bob"}),
+    )
+    .await;
+    assert_eq!(request.header("sudo"), Some("bob"));
+    assert_eq!(request.query("sudo"), None);
+
+    let (_, request) = write(&server, &forge, "get_me", json!({})).await;
+    assert_eq!(request.header("sudo"), None, "no sudo, no header");
+    server.stop().await;
+}
+
+/// A PUT whose arguments are bound in the query sends them there, under the forge's names,
+/// and sends no body.
+#[tokio::test]
+async fn marking_notifications_read_sends_the_filters_as_query() {
+    let forge = tool_world::forge().await;
+    forge.route(
+        "PUT",
+        "/notifications",
+        crate::support::fake_forge::Reply::Status(
+            205,
+            json!([tool_world::tool_fixture("notification.json")]),
+        ),
+    );
+    let server = server(&forge).await;
+    let (_, request) = write(
+        &server,
+        &forge,
+        "mark_notifications_read",
+        json!({"last_read_at": "2026-11-21T00:00:00Z", "status": "pinned"}),
+    )
+    .await;
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("PUT", "/notifications")
+    );
+    assert_eq!(request.body, None);
+    assert_eq!(
+        request.query,
+        [
+            ("last_read_at".to_owned(), "2026-11-21T00:00:00Z".to_owned()),
+            ("status-types".to_owned(), "pinned".to_owned()),
+            ("to-status".to_owned(), "read".to_owned()),
+        ],
+        "to-status defaults to read"
+    );
+    server.stop().await;
+}
