@@ -43,7 +43,7 @@ fn read_only_hint_follows_the_method() {
     for tool in catalog.tools() {
         assert_eq!(
             tool.annotations.read_only,
-            tool.method() == Method::Get,
+            tool.method() == Some(Method::Get),
             "{}",
             tool.name
         );

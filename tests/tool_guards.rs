@@ -63,14 +63,14 @@ async fn annotations_follow_the_method_and_names_are_sound() {
         assert!(snake.is_match(name) && name.len() <= 64, "{name}");
         let method = catalog.tool(name).unwrap().method();
         let a = tool.annotations.as_ref().unwrap();
-        let get = method == Method::Get;
+        let get = method == Some(Method::Get);
         assert_eq!(a.read_only_hint, Some(get), "{name} ({method:?})");
         if get {
             assert_eq!(a.destructive_hint, Some(false), "{name}");
             assert_eq!(a.idempotent_hint, Some(true), "{name}");
             assert!(tool.output_schema.is_some(), "{name}: no output schema");
         }
-        if method == Method::Delete {
+        if method == Some(Method::Delete) {
             assert_eq!(a.destructive_hint, Some(true), "{name}");
         }
         assert_eq!(a.open_world_hint, Some(true), "{name}");

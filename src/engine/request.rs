@@ -14,11 +14,18 @@ use crate::forge::{Accept, Method, Request};
 /// Argument values by name.
 pub type Args = Map<String, Value>;
 
+/// One path segment: pieces of literal text and placeholders (`{index}.diff`), or the rest of
+/// the path (`{+path}`, last only).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
+    Segment(Vec<Piece>),
+    Rest(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
     Literal(String),
     Var(String),
-    Rest(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,10 +34,31 @@ enum QueryValue {
     Var(String),
 }
 
+/// The method of a request line: fixed, or an argument (`{method} /…`, for the escape hatch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MethodSpec {
+    Fixed(Method),
+    Var(String),
+}
+
+impl MethodSpec {
+    /// The method when it is fixed.
+    pub fn fixed(&self) -> Option<Method> {
+        match self {
+            MethodSpec::Fixed(m) => Some(*m),
+            MethodSpec::Var(_) => None,
+        }
+    }
+
+    pub fn is_get(&self) -> bool {
+        self.fixed() == Some(Method::Get)
+    }
+}
+
 /// A compiled request line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestTemplate {
-    pub method: Method,
+    pub method: MethodSpec,
     source: String,
     path: Vec<Part>,
     query: Vec<(String, QueryValue)>,
@@ -40,11 +68,13 @@ pub struct RequestTemplate {
 pub enum RequestSyntaxError {
     #[error("expected `METHOD /path`, e.g. `GET /repos/{{owner}}/{{repo}}`")]
     Shape,
-    #[error("`{0}` is not one of GET, POST, PUT, PATCH, DELETE")]
+    #[error("`{0}` is not one of GET, POST, PUT, PATCH, DELETE or a `{{placeholder}}`")]
     Method(String),
     #[error("the path must start with `/`")]
     Slash,
-    #[error("path segment `{0}` is empty or malformed; a placeholder must be a whole segment")]
+    #[error(
+        "path segment `{0}` is empty or malformed (placeholders are `{{name}}`, `{{+name}}` whole and last)"
+    )]
     Segment(String),
     #[error("`{{+{0}}}` must be the last segment")]
     RestNotLast(String),
@@ -59,6 +89,8 @@ pub enum ExpandError {
     Missing(String),
     #[error("`{name}` cannot be {why}")]
     Segment { name: String, why: &'static str },
+    #[error("`{0}` must be one of GET, POST, PUT, PATCH, DELETE")]
+    Method(String),
 }
 
 impl RequestTemplate {
@@ -67,8 +99,13 @@ impl RequestTemplate {
         let (Some(method), Some(target), None) = (words.next(), words.next(), words.next()) else {
             return Err(RequestSyntaxError::Shape);
         };
-        let method =
-            Method::parse(method).ok_or_else(|| RequestSyntaxError::Method(method.to_owned()))?;
+        let method = match method.strip_prefix('{').and_then(|m| m.strip_suffix('}')) {
+            Some(var) if is_name(var) => MethodSpec::Var(var.to_owned()),
+            _ => MethodSpec::Fixed(
+                Method::parse(method)
+                    .ok_or_else(|| RequestSyntaxError::Method(method.to_owned()))?,
+            ),
+        };
         let (path, query) = match target.split_once('?') {
             Some((p, q)) => (p, Some(q)),
             None => (target, None),
@@ -123,8 +160,19 @@ impl RequestTemplate {
         for part in &self.path {
             s.push('/');
             match part {
-                Part::Literal(l) => s.push_str(l),
-                Part::Var(v) | Part::Rest(v) => {
+                Part::Segment(pieces) => {
+                    for piece in pieces {
+                        match piece {
+                            Piece::Literal(l) => s.push_str(l),
+                            Piece::Var(v) => {
+                                s.push('{');
+                                s.push_str(v);
+                                s.push('}');
+                            }
+                        }
+                    }
+                }
+                Part::Rest(v) => {
                     s.push('{');
                     s.push_str(v);
                     s.push('}');
@@ -135,41 +183,42 @@ impl RequestTemplate {
     }
 
     /// Whether `path` (encoded, as planned) is an instance of this template with each `{var}`
-    /// in exactly one non-empty segment that is not `.` or `..`, and a `{+var}` in one or more.
+    /// inside exactly one non-empty segment that is not `.` or `..`, and a `{+var}` in one or more.
     pub fn matches_path(&self, path: &str) -> bool {
         let Some(rest) = path.strip_prefix('/') else {
             return false;
         };
         let segments: Vec<&str> = rest.split('/').collect();
         let value_ok = |s: &str| !s.is_empty() && s != "." && s != "..";
-        let mut i = 0;
-        for part in &self.path {
+        for (i, part) in self.path.iter().enumerate() {
             match part {
-                Part::Literal(l) => {
-                    if segments.get(i) != Some(&l.as_str()) {
+                Part::Segment(pieces) => {
+                    if !segments
+                        .get(i)
+                        .is_some_and(|s| value_ok(s) && pieces_match(pieces, s))
+                    {
                         return false;
                     }
-                    i += 1;
-                }
-                Part::Var(_) => {
-                    if !segments.get(i).is_some_and(|s| value_ok(s)) {
-                        return false;
-                    }
-                    i += 1;
                 }
                 Part::Rest(_) => {
                     return segments.len() > i && segments[i..].iter().all(|s| value_ok(s));
                 }
             }
         }
-        i == segments.len()
+        self.path.len() == segments.len()
     }
 
     /// Variables of the path, in order.
     pub fn path_vars(&self) -> impl Iterator<Item = &str> {
-        self.path.iter().filter_map(|p| match p {
-            Part::Var(v) | Part::Rest(v) => Some(v.as_str()),
-            Part::Literal(_) => None,
+        self.path.iter().flat_map(|p| match p {
+            Part::Segment(pieces) => pieces
+                .iter()
+                .filter_map(|piece| match piece {
+                    Piece::Var(v) => Some(v.as_str()),
+                    Piece::Literal(_) => None,
+                })
+                .collect::<Vec<_>>(),
+            Part::Rest(v) => vec![v.as_str()],
         })
     }
 
@@ -186,23 +235,44 @@ impl RequestTemplate {
         self.query.iter().map(|(n, _)| n.as_str())
     }
 
-    /// Every placeholder: path variables, then query variables.
+    /// Every placeholder: the method's, path variables, then query variables.
     pub fn placeholders(&self) -> impl Iterator<Item = &str> {
-        self.path_vars().chain(self.query_vars().map(|(_, v)| v))
+        let method = match &self.method {
+            MethodSpec::Var(v) => Some(v.as_str()),
+            MethodSpec::Fixed(_) => None,
+        };
+        method
+            .into_iter()
+            .chain(self.path_vars())
+            .chain(self.query_vars().map(|(_, v)| v))
     }
 
     /// Expands the template with `args`; see the module documentation.
     pub fn expand(&self, args: &Args) -> Result<Request, ExpandError> {
+        let method = match &self.method {
+            MethodSpec::Fixed(m) => *m,
+            MethodSpec::Var(name) => {
+                let text = text_of(args, name).ok_or_else(|| ExpandError::Missing(name.clone()))?;
+                Method::parse(&text.to_ascii_uppercase())
+                    .ok_or(ExpandError::Method(name.clone()))?
+            }
+        };
         let mut path = String::new();
         for part in &self.path {
             path.push('/');
             match part {
-                Part::Literal(l) => path.push_str(l),
-                Part::Var(name) => {
-                    let value =
-                        text_of(args, name).ok_or_else(|| ExpandError::Missing(name.clone()))?;
-                    check_segment(name, &value)?;
-                    path.push_str(&encode_component(&value));
+                Part::Segment(pieces) => {
+                    for piece in pieces {
+                        match piece {
+                            Piece::Literal(l) => path.push_str(l),
+                            Piece::Var(name) => {
+                                let value = text_of(args, name)
+                                    .ok_or_else(|| ExpandError::Missing(name.clone()))?;
+                                check_segment(name, &value)?;
+                                path.push_str(&encode_component(&value));
+                            }
+                        }
+                    }
                 }
                 Part::Rest(name) => {
                     let value =
@@ -229,7 +299,7 @@ impl RequestTemplate {
             }
         }
         Ok(Request {
-            method: self.method,
+            method,
             path,
             query,
             body: None,
@@ -239,20 +309,57 @@ impl RequestTemplate {
     }
 }
 
+/// Whether `segment` is the pieces with each placeholder standing for non-empty text.
+fn pieces_match(pieces: &[Piece], segment: &str) -> bool {
+    match pieces.split_first() {
+        None => segment.is_empty(),
+        Some((Piece::Literal(l), rest)) => segment
+            .strip_prefix(l.as_str())
+            .is_some_and(|s| pieces_match(rest, s)),
+        Some((Piece::Var(_), rest)) => (1..=segment.len())
+            .filter(|&i| segment.is_char_boundary(i))
+            .any(|i| pieces_match(rest, &segment[i..])),
+    }
+}
+
 fn parse_part(segment: &str) -> Result<Part, RequestSyntaxError> {
     let bad = || RequestSyntaxError::Segment(segment.to_owned());
-    if segment.is_empty() || segment == "." || segment == ".." {
+    if segment.is_empty() || segment == "." || segment == ".." || segment.contains(['?', '#']) {
         return Err(bad());
     }
-    match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-        Some(inner) => match inner.strip_prefix('+') {
-            Some(name) if is_name(name) => Ok(Part::Rest(name.to_owned())),
-            None if is_name(inner) => Ok(Part::Var(inner.to_owned())),
-            _ => Err(bad()),
-        },
-        None if segment.contains(['{', '}', '?', '#']) => Err(bad()),
-        None => Ok(Part::Literal(segment.to_owned())),
+    if let Some(name) = segment.strip_prefix("{+").and_then(|s| s.strip_suffix('}')) {
+        return if is_name(name) {
+            Ok(Part::Rest(name.to_owned()))
+        } else {
+            Err(bad())
+        };
     }
+    let mut pieces = Vec::new();
+    let mut rest = segment;
+    while !rest.is_empty() {
+        match rest.find('{') {
+            Some(0) => {
+                let end = rest.find('}').ok_or_else(bad)?;
+                let name = &rest[1..end];
+                // Two placeholders side by side could not be told apart.
+                if !is_name(name) || matches!(pieces.last(), Some(Piece::Var(_))) {
+                    return Err(bad());
+                }
+                pieces.push(Piece::Var(name.to_owned()));
+                rest = &rest[end + 1..];
+            }
+            found => {
+                let end = found.unwrap_or(rest.len());
+                let literal = &rest[..end];
+                if literal.contains('}') {
+                    return Err(bad());
+                }
+                pieces.push(Piece::Literal(literal.to_owned()));
+                rest = &rest[end..];
+            }
+        }
+    }
+    Ok(Part::Segment(pieces))
 }
 
 fn is_name(s: &str) -> bool {
@@ -378,6 +485,43 @@ mod tests {
     }
 
     #[test]
+    fn placeholders_may_share_a_segment_with_text() {
+        let t =
+            RequestTemplate::parse("GET /repos/{owner}/{repo}/git/commits/{sha}.{kind}").unwrap();
+        assert_eq!(
+            t.path_pattern(),
+            "/repos/{owner}/{repo}/git/commits/{sha}.{kind}"
+        );
+        let r = t
+            .expand(&args(
+                json!({"owner": "o", "repo": "r", "sha": "abc", "kind": "diff"}),
+            ))
+            .unwrap();
+        assert_eq!(r.path, "/repos/o/r/git/commits/abc.diff");
+        assert!(t.matches_path("/repos/o/r/git/commits/abc.diff"));
+        assert!(!t.matches_path("/repos/o/r/git/commits/.diff"));
+        assert_eq!(
+            RequestTemplate::parse("GET /a/{x}{y}").unwrap_err(),
+            RequestSyntaxError::Segment("{x}{y}".into())
+        );
+    }
+
+    #[test]
+    fn the_method_may_be_an_argument() {
+        let t = RequestTemplate::parse("{method} /{+path}").unwrap();
+        assert_eq!(t.placeholders().collect::<Vec<_>>(), ["method", "path"]);
+        let r = t
+            .expand(&args(json!({"method": "patch", "path": "repos/o/r"})))
+            .unwrap();
+        assert_eq!((r.method, r.path.as_str()), (Method::Patch, "/repos/o/r"));
+        assert_eq!(
+            t.expand(&args(json!({"method": "TRACE", "path": "x"})))
+                .unwrap_err(),
+            ExpandError::Method("method".into())
+        );
+    }
+
+    #[test]
     fn paths_match_their_templates() {
         let t = RequestTemplate::parse("GET /repos/{owner}/{repo}/raw/{+path}").unwrap();
         assert!(t.matches_path("/repos/o/r/raw/a/b%2Fc.md"));
@@ -403,7 +547,8 @@ mod tests {
             ("GET x", RequestSyntaxError::Slash),
             ("GET /a//b", RequestSyntaxError::Segment("".into())),
             ("GET /a/../b", RequestSyntaxError::Segment("..".into())),
-            ("GET /a/x{id}", RequestSyntaxError::Segment("x{id}".into())),
+            ("GET /a/x{id", RequestSyntaxError::Segment("x{id".into())),
+            ("GET /a/{x-y}", RequestSyntaxError::Segment("{x-y}".into())),
             ("GET /a/{+p}/b", RequestSyntaxError::RestNotLast("p".into())),
             ("GET /a?b", RequestSyntaxError::Query("b".into())),
             ("GET /a?b={c", RequestSyntaxError::Query("b={c".into())),

@@ -65,12 +65,16 @@ pub struct Annotations {
 }
 
 impl Annotations {
-    /// GET reads; DELETE, PUT and PATCH replace or remove state; GET, PUT and DELETE repeat safely.
-    pub fn for_method(method: Method) -> Annotations {
+    /// GET reads; DELETE, PUT and PATCH replace or remove state; GET, PUT and DELETE repeat
+    /// safely. A method chosen by the caller (`None`) may do anything.
+    pub fn for_method(method: Option<Method>) -> Annotations {
         Annotations {
-            read_only: method == Method::Get,
-            destructive: matches!(method, Method::Delete | Method::Put | Method::Patch),
-            idempotent: matches!(method, Method::Get | Method::Put | Method::Delete),
+            read_only: method == Some(Method::Get),
+            destructive: matches!(
+                method,
+                None | Some(Method::Delete | Method::Put | Method::Patch)
+            ),
+            idempotent: matches!(method, Some(Method::Get | Method::Put | Method::Delete)),
             open_world: true,
         }
     }
@@ -86,9 +90,9 @@ pub struct Call<'c> {
 }
 
 impl Tool {
-    /// The method of the upstream call.
-    pub fn method(&self) -> Method {
-        self.call.method
+    /// The method of the upstream call (`None` when the caller chooses it).
+    pub fn method(&self) -> Option<Method> {
+        self.call.method.fixed()
     }
 
     /// The tool's largest page size (1 for a tool that does not page).

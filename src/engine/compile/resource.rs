@@ -14,7 +14,6 @@ use crate::engine::resource::{
     Cache, Check, Embed, EmbedSource, Expect, LIMIT, Markdown, PAGE, Param, Resource, Shape,
 };
 use crate::engine::template::{TemplateError, UriTemplate};
-use crate::forge::Method;
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::raw::{self, CacheClass, Keep};
@@ -73,7 +72,7 @@ impl Compiler {
         let mut compiled = Vec::new();
         for line in &lines {
             if let Some(t) = self.request(FILE, line) {
-                if t.method != Method::Get {
+                if !t.method.is_get() {
                     self.push(
                         Pos::of(FILE, *line),
                         checks::REQUEST_SYNTAX,

@@ -111,24 +111,24 @@ impl Compiler {
         }
         let secrets = self.secrets(file, &def.secrets);
         let call = call?;
-        let mut annotations = Annotations::for_method(call.method);
+        let mut annotations = Annotations::for_method(call.method.fixed());
         if let Some(a) = &def.annotations {
             annotations.read_only = a.read_only.unwrap_or(annotations.read_only);
             annotations.destructive = a.destructive.unwrap_or(annotations.destructive);
             annotations.idempotent = a.idempotent.unwrap_or(annotations.idempotent);
             annotations.open_world = a.open_world.unwrap_or(annotations.open_world);
         }
-        if annotations.read_only && call.method != Method::Get {
+        if annotations.read_only && !call.method.is_get() {
             self.push(
                 name_pos,
                 checks::READ_ONLY_WRITE,
                 format!(
                     "tool `{name}` calls {} but is marked read-only; only GET tools may be",
-                    call.method.as_str()
+                    call.as_str()
                 ),
             );
         }
-        if call.method == Method::Delete && !annotations.destructive {
+        if call.method.fixed() == Some(Method::Delete) && !annotations.destructive {
             self.push(
                 name_pos,
                 checks::DELETE_NOT_DESTRUCTIVE,
@@ -140,7 +140,7 @@ impl Compiler {
         }
         let project = project?;
         let input_schema = input_schema(&args, list.as_ref());
-        let output_schema = output_schema(call.method, list.as_ref(), &project);
+        let output_schema = output_schema(call.method.fixed(), list.as_ref(), &project);
         Some(Tool {
             name: name.clone(),
             title: def.title.clone(),
@@ -222,7 +222,9 @@ impl Compiler {
                 explicit
             }
             None if in_path => ArgLocation::Path,
-            None if in_query || matches!(call.method, Method::Get | Method::Delete) => {
+            None if in_query
+                || matches!(call.method.fixed(), Some(Method::Get | Method::Delete)) =>
+            {
                 ArgLocation::Query
             }
             None => ArgLocation::Body,
@@ -347,7 +349,7 @@ fn input_schema(args: &[Arg], list: Option<&ToolList>) -> Map<String, Value> {
 }
 
 fn output_schema(
-    method: Method,
+    method: Option<Method>,
     list: Option<&ToolList>,
     project: &Projection,
 ) -> Option<Map<String, Value>> {
@@ -373,7 +375,7 @@ fn output_schema(
             },
             "required": ["page", "limit", "has_more", "items"],
         }),
-        (None, Method::Get) => object(project),
+        (None, Some(Method::Get)) => object(project),
         (None, _) => return None,
     };
     match schema {
