@@ -1,5 +1,5 @@
-//! The resource table in README.md and AGENTS.md is generated from the compiled catalog and
-//! checked here: a test fails when a table and the manifest disagree. `FORGELENS_BLESS=1 cargo
+//! The resource table in README.md and AGENTS.md, and the tool table in README.md, are
+//! generated from the compiled catalog and checked here: a test fails when a table and the manifest disagree. `FORGELENS_BLESS=1 cargo
 //! test` rewrites the tables; review the diff like code.
 
 use forgelens::engine::{Cache, Catalog};
@@ -8,6 +8,9 @@ use forgelens::manifest::Sources;
 const BEGIN: &str =
     "<!-- BEGIN resources (generated from resources.yaml; tests/docs.rs checks it) -->";
 const END: &str = "<!-- END resources -->";
+const TOOLS_BEGIN: &str =
+    "<!-- BEGIN tools (generated from tools.yaml; tests/docs.rs checks it) -->";
+const TOOLS_END: &str = "<!-- END tools -->";
 
 fn catalog() -> Catalog {
     forgelens::service::compile(&Sources::builtin()).expect("the built-in manifests compile")
@@ -44,6 +47,28 @@ fn resource_table(catalog: &Catalog) -> String {
     out
 }
 
+/// The tool table: every tool with its toolset and annotations, grouped by toolset.
+fn tool_table(catalog: &Catalog) -> String {
+    let mut out = String::from(
+        "| tool | toolset | read-only | destructive | idempotent |\n|---|---|---|---|---|\n",
+    );
+    let mark = |b: bool| if b { "✓" } else { "" };
+    for toolset in catalog.toolsets.keys() {
+        for t in catalog.tools().iter().filter(|t| &t.toolset == toolset) {
+            let a = t.annotations;
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} |\n",
+                t.name,
+                t.toolset,
+                mark(a.read_only),
+                mark(a.destructive),
+                mark(a.idempotent)
+            ));
+        }
+    }
+    out
+}
+
 fn check(file: &str, marker: (&str, &str), expected: &str) {
     let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
@@ -74,4 +99,13 @@ fn readme_and_agents_list_every_resource() {
     let table = resource_table(&catalog());
     check("README.md", (BEGIN, END), &table);
     check("AGENTS.md", (BEGIN, END), &table);
+}
+
+#[test]
+fn readme_lists_every_tool_with_its_annotations() {
+    check(
+        "README.md",
+        (TOOLS_BEGIN, TOOLS_END),
+        &tool_table(&catalog()),
+    );
 }

@@ -11,11 +11,22 @@ use super::request::{Args, RequestTemplate};
 use super::resource::{LIMIT, PAGE};
 use super::schema::{Check, type_name};
 use super::text::{Cut, TextSpec};
-use crate::forge::{Accept, Body, Method, Request, Response};
+use crate::forge::{Accept, Body, ForgeError, Method, Request, Response};
 use crate::manifest::raw::{ArgLocation, Window as WindowKind};
 
 /// The optional argument every tool takes.
 pub const SUDO: &str = "sudo";
+/// The pattern of a `sudo` user name, as announced in every input schema.
+pub const SUDO_PATTERN: &str = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$";
+
+/// Whether `s` matches [`SUDO_PATTERN`] (checked by hand: no regex on every call).
+fn is_user_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
 
 /// A compiled tool.
 #[derive(Debug)]
@@ -109,12 +120,11 @@ impl Tool {
         for (name, value) in arguments {
             if name == SUDO {
                 match value {
-                    Value::String(s) if !s.trim().is_empty() => sudo = Some(s),
+                    Value::String(s) if is_user_name(&s) => sudo = Some(s),
                     Value::Null => {}
                     other => {
                         return Err(Error::invalid(format!(
-                            "argument `sudo` must be a non-empty user name, not {}",
-                            type_name(&other)
+                            "argument `sudo` must be a user name (letters, digits, `_`, `.`, `-`), not {other}"
                         )));
                     }
                 }
@@ -267,7 +277,18 @@ impl Call<'_> {
             };
             let items = match items {
                 Some(Value::Array(items)) => items,
-                _ => Vec::new(),
+                // The forge answered with something else (a file where a directory was
+                // expected): saying "no items" would hide it.
+                _ => {
+                    return Err(Error::Forge(ForgeError::Unreadable {
+                        request: self.tool.call.as_str().to_owned(),
+                        status: response.status,
+                        detail: format!(
+                            "expected a list, got {}; another tool may fit this target",
+                            type_name(&body)
+                        ),
+                    }));
+                }
             };
             let window = match list.window {
                 WindowKind::Upstream => {

@@ -11,15 +11,12 @@ use crate::engine::project::Projection;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
-use crate::engine::tool::{Annotations, Arg, SUDO, Tool, ToolList};
+use crate::engine::tool::{Annotations, Arg, SUDO, SUDO_PATTERN, Tool, ToolList};
 use crate::forge::Method;
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::raw::{self, ArgLocation};
 use crate::manifest::{FileId, Pos};
-
-/// Pattern of the `sudo` argument: a user name.
-const SUDO_PATTERN: &str = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$";
 
 impl Compiler {
     pub(super) fn tool(
