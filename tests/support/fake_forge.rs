@@ -22,6 +22,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// A token with every scope.
@@ -82,6 +83,23 @@ pub enum Reply {
     /// A list paged by `page`/`limit` that says whether more remain only through
     /// `Link: rel="next"`, without `X-Total-Count`.
     LinkOnly(Vec<Value>),
+    /// Each request gets the next reply; the last one repeats.
+    Sequence(Vec<Reply>),
+    /// Any status with extra headers and a JSON body.
+    Headers {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Value,
+    },
+    /// Sends `head` of a body announced as `declared` bytes, then stalls for ever.
+    Stall { head: Vec<u8>, declared: usize },
+    /// Sends `head`, then breaks the connection mid-body.
+    Reset { head: Vec<u8> },
+    /// A JSON array of `bytes` bytes, streamed in chunks (with or without `Content-Length`);
+    /// how much was actually sent is counted in [`FakeForge::bytes_sent`].
+    Huge { bytes: usize, declare_length: bool },
+    /// `302 Found` to `location`.
+    Redirect(String),
 }
 
 #[derive(Debug, Default)]
@@ -91,6 +109,9 @@ struct World {
     delays: HashMap<String, Duration>,
     gates: HashMap<String, Arc<tokio::sync::Semaphore>>,
     log: Vec<Logged>,
+    /// Paths whose answer was dropped before it was complete (the client went away).
+    abandoned: Vec<String>,
+    bytes_sent: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A running fake forge.
@@ -185,6 +206,16 @@ impl FakeForge {
         }
     }
 
+    /// Paths whose answer the client abandoned before it was ready.
+    pub fn abandoned(&self) -> Vec<String> {
+        self.world.lock().unwrap().abandoned.clone()
+    }
+
+    /// Bytes of `Reply::Huge` bodies actually written so far.
+    pub fn bytes_sent(&self) -> usize {
+        self.world.lock().unwrap().bytes_sent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Logged> {
         self.world.lock().unwrap().log.clone()
@@ -221,8 +252,19 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         .unwrap_or(&raw_path)
         .to_owned();
     let path = decode_path(&logged_path);
-    let (reply, private, delay, gate) = {
+    let mut guard = Unfinished {
+        world: world.clone(),
+        path: path.clone(),
+        done: false,
+    };
+    let (reply, private, delay, gate, counter) = {
         let mut w = world.lock().unwrap();
+        // A sequence answers with its first reply and keeps the rest for the next requests.
+        let reply = match w.routes.get_mut(&(method.to_string(), path.clone())) {
+            Some(Reply::Sequence(replies)) if replies.len() > 1 => Some(replies.remove(0)),
+            Some(Reply::Sequence(replies)) => replies.first().cloned(),
+            other => other.cloned(),
+        };
         w.log.push(Logged {
             method: method.to_string(),
             path: logged_path.clone(),
@@ -238,10 +280,11 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
             .iter()
             .any(|r| path.starts_with(&format!("/repos/{r}/")) || path == format!("/repos/{r}"));
         (
-            w.routes.get(&(method.to_string(), path.clone())).cloned(),
+            reply,
             private,
             w.delays.get(&path).copied(),
             w.gates.get(&path).cloned(),
+            w.bytes_sent.clone(),
         )
     };
     if let Some(gate) = gate {
@@ -273,12 +316,37 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         }
     }
     let Some(reply) = reply else {
+        guard.done = true;
         return not_found(&raw_path);
     };
-    answer(reply, &method, &query, &raw_path)
+    guard.done = true;
+    answer(reply, &method, &query, &raw_path, counter)
 }
 
-fn answer(reply: Reply, method: &Method, query: &[(String, String)], path: &str) -> Response {
+/// Records a request whose answer was dropped (the client hung up) before it was ready.
+struct Unfinished {
+    world: Arc<Mutex<World>>,
+    path: String,
+    done: bool,
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if !self.done
+            && let Ok(mut w) = self.world.lock()
+        {
+            w.abandoned.push(self.path.clone());
+        }
+    }
+}
+
+fn answer(
+    reply: Reply,
+    method: &Method,
+    query: &[(String, String)],
+    path: &str,
+    counter: Arc<std::sync::atomic::AtomicUsize>,
+) -> Response {
     let get = |name: &str| {
         query
             .iter()
@@ -355,6 +423,60 @@ fn answer(reply: Reply, method: &Method, query: &[(String, String)], path: &str)
             .status(status)
             .header("content-type", content_type)
             .body(Body::from(body))
+            .unwrap(),
+        // Taken apart by `handle`; an empty sequence is a missing route.
+        Reply::Sequence(_) => not_found(path),
+        Reply::Headers { status, headers, body } => {
+            let mut response = (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response();
+            for (k, v) in headers {
+                response.headers_mut().insert(
+                    axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    HeaderValue::from_str(&v).unwrap(),
+                );
+            }
+            response
+        }
+        Reply::Stall { head, declared } => {
+            let stream = futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(head)) })
+                .chain(futures::stream::pending());
+            Response::builder()
+                .header("content-type", "application/json")
+                .header("content-length", declared)
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+        Reply::Reset { head } => {
+            let stream = futures::stream::iter(vec![
+                Ok(Bytes::from(head)),
+                Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by the fake forge")),
+            ]);
+            Response::builder()
+                .header("content-type", "application/json")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+        Reply::Huge { bytes, declare_length } => {
+            const CHUNK: usize = 64 * 1024;
+            let chunks = bytes.div_ceil(CHUNK);
+            let stream = futures::stream::iter(0..chunks).map(move |i| {
+                let size = CHUNK.min(bytes - i * CHUNK);
+                counter.fetch_add(size, std::sync::atomic::Ordering::SeqCst);
+                let mut chunk = vec![b' '; size];
+                if i == 0 {
+                    chunk[0] = b'[';
+                }
+                Ok::<_, std::io::Error>(Bytes::from(chunk))
+            });
+            let mut builder = Response::builder().header("content-type", "application/json");
+            if declare_length {
+                builder = builder.header("content-length", bytes);
+            }
+            builder.body(Body::from_stream(stream)).unwrap()
+        }
+        Reply::Redirect(location) => Response::builder()
+            .status(StatusCode::FOUND)
+            .header("location", location)
+            .body(Body::empty())
             .unwrap(),
         Reply::LinkOnly(items) => {
             let mut headers = HeaderMap::new();
