@@ -5,6 +5,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod catalog_entities;
 mod cli;
 mod commits;
 mod docs;
