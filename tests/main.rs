@@ -6,6 +6,7 @@
 mod support;
 
 mod catalog_entities;
+mod catalog_lists;
 mod cli;
 mod commits;
 mod docs;
