@@ -5,6 +5,9 @@
 #[allow(dead_code)]
 mod support;
 
+mod catalog_discovery;
+mod catalog_entities;
+mod catalog_lists;
 mod cli;
 mod commits;
 mod docs;

@@ -761,7 +761,18 @@ fn embed_into(
             }
             w
         }
-        (Keep::Oldest, WindowKind::Server) => bound::server_page(items, first_page),
+        (Keep::Oldest, WindowKind::Server) => {
+            let mut w = bound::server_page(items, first_page);
+            // An answer may hold only part of a list whose whole length it states (the wiki's
+            // revisions come in pages of the forge's own size, with a `count` of all of them).
+            if let Some(total) = total
+                && w.total.is_some_and(|held| total > held)
+            {
+                w.total = Some(total);
+                w.has_more = total > w.items.len() as u64;
+            }
+            w
+        }
         (Keep::Oldest, WindowKind::Upstream) => {
             bound::upstream_page(items, first_page, total, has_next)
         }
@@ -806,6 +817,55 @@ mod tests {
         assert_eq!(tail_pages(100, 30), vec![3, 4]);
         // 60 rows: rows 31–60 are exactly page 2.
         assert_eq!(tail_pages(60, 30), vec![2]);
+    }
+
+    #[test]
+    fn a_server_window_counts_the_whole_list_where_the_answer_states_it() {
+        let embed = Embed {
+            field: "revisions".into(),
+            source: EmbedSource::Primary,
+            from: None,
+            total: None,
+            cap: 10,
+            keep: Keep::Oldest,
+            window: WindowKind::Server,
+            tool: "get_wiki_revisions".into(),
+            tool_max_limit: 50,
+            item: Projection::identity(),
+        };
+        let rows = |n: u64| (1..=n).map(|i| json!(i)).collect::<Vec<_>>();
+        let embedded = |items, total| {
+            let mut value = json!({});
+            embed_into(&mut value, &embed, items, total, None, &Args::new());
+            value
+        };
+        // 50 rows held of 60 counted.
+        let v = embedded(rows(50), Some(60));
+        assert_eq!(v["revisions"], json!(rows(10)));
+        assert_eq!(
+            v["revisions_truncated"],
+            "[truncated: 10 of 60 items shown. Use get_wiki_revisions tool with page=2 and limit=10 to fetch more.]"
+        );
+        // Fewer rows than the cap, but more counted: still truncated.
+        let v = embedded(rows(4), Some(60));
+        assert_eq!(
+            v["revisions_truncated"],
+            "[truncated: 4 of 60 items shown. Use get_wiki_revisions tool with page=2 and limit=10 to fetch more.]"
+        );
+        // Without a count, or with one no larger than what is held, the answer is the list.
+        for total in [None, Some(12), Some(3)] {
+            let v = embedded(rows(12), total);
+            assert_eq!(
+                v["revisions_truncated"],
+                "[truncated: 10 of 12 items shown. Use get_wiki_revisions tool with page=2 and limit=10 to fetch more.]",
+                "{total:?}"
+            );
+        }
+        assert!(
+            embedded(rows(7), Some(7))
+                .get("revisions_truncated")
+                .is_none()
+        );
     }
 
     #[test]

@@ -70,21 +70,10 @@ tool and page it names.";
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_resources()
-            .enable_tools()
-            .build();
-        let mut resources = ResourcesCapability::default();
-        resources.subscribe = Some(false);
-        resources.list_changed = Some(false);
-        capabilities.resources = Some(resources);
-        let mut tools = ToolsCapability::default();
-        tools.list_changed = Some(false);
-        capabilities.tools = Some(tools);
         let mut implementation = Implementation::new("forgelens", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("forgelens".to_owned());
         implementation.description = Some(env!("CARGO_PKG_DESCRIPTION").to_owned());
-        ServerConfig::new(capabilities)
+        ServerConfig::new(capabilities())
             .with_server_info(implementation)
             .with_instructions(INSTRUCTIONS)
     }
@@ -278,6 +267,25 @@ async fn until_cancelled<T>(
 /// The JSON-RPC code for a cancelled request (the one LSP uses; MCP defines none).
 const REQUEST_CANCELLED: i32 = -32800;
 
+/// What the server offers: resources (templates, reads, a list; no subscriptions), tools, and
+/// completion of template variables (`complete` below). A client may skip a feature the
+/// server does not declare, so each one served is declared.
+fn capabilities() -> ServerCapabilities {
+    let mut capabilities = ServerCapabilities::builder()
+        .enable_completions()
+        .enable_resources()
+        .enable_tools()
+        .build();
+    let mut resources = ResourcesCapability::default();
+    resources.subscribe = Some(false);
+    resources.list_changed = Some(false);
+    capabilities.resources = Some(resources);
+    let mut tools = ToolsCapability::default();
+    tools.list_changed = Some(false);
+    capabilities.tools = Some(tools);
+    capabilities
+}
+
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
@@ -287,4 +295,22 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     let running = Server::new(service).serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_feature_served_is_declared() {
+        let c = capabilities();
+        assert!(c.completions.is_some(), "`complete` is served");
+        let resources = c.resources.expect("resources are served");
+        assert_eq!(
+            (resources.subscribe, resources.list_changed),
+            (Some(false), Some(false))
+        );
+        assert_eq!(c.tools.expect("tools are served").list_changed, Some(false));
+        assert!(c.prompts.is_none(), "no prompts are served");
+    }
 }

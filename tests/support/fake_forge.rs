@@ -213,7 +213,11 @@ impl FakeForge {
 
     /// Bytes of `Reply::Huge` bodies actually written so far.
     pub fn bytes_sent(&self) -> usize {
-        self.world.lock().unwrap().bytes_sent.load(std::sync::atomic::Ordering::SeqCst)
+        self.world
+            .lock()
+            .unwrap()
+            .bytes_sent
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Every request received so far, in order.
@@ -426,8 +430,13 @@ fn answer(
             .unwrap(),
         // Taken apart by `handle`; an empty sequence is a missing route.
         Reply::Sequence(_) => not_found(path),
-        Reply::Headers { status, headers, body } => {
-            let mut response = (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response();
+        Reply::Headers {
+            status,
+            headers,
+            body,
+        } => {
+            let mut response =
+                (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response();
             for (k, v) in headers {
                 response.headers_mut().insert(
                     axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
@@ -437,8 +446,9 @@ fn answer(
             response
         }
         Reply::Stall { head, declared } => {
-            let stream = futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(head)) })
-                .chain(futures::stream::pending());
+            let stream =
+                futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(head)) })
+                    .chain(futures::stream::pending());
             Response::builder()
                 .header("content-type", "application/json")
                 .header("content-length", declared)
@@ -448,14 +458,20 @@ fn answer(
         Reply::Reset { head } => {
             let stream = futures::stream::iter(vec![
                 Ok(Bytes::from(head)),
-                Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by the fake forge")),
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "reset by the fake forge",
+                )),
             ]);
             Response::builder()
                 .header("content-type", "application/json")
                 .body(Body::from_stream(stream))
                 .unwrap()
         }
-        Reply::Huge { bytes, declare_length } => {
+        Reply::Huge {
+            bytes,
+            declare_length,
+        } => {
             const CHUNK: usize = 64 * 1024;
             let chunks = bytes.div_ceil(CHUNK);
             let stream = futures::stream::iter(0..chunks).map(move |i| {

@@ -1,6 +1,7 @@
 //! Test support: the fake forge, its fixtures, and two ways to drive the real binary — as an MCP
 //! server through rmcp's client over a child process, and as a command line.
 
+pub mod catalog_world;
 pub mod fake_forge;
 pub mod fixtures;
 pub mod tool_world;
