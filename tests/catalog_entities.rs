@@ -377,7 +377,7 @@ async fn a_hook_secret_never_appears_in_any_output() {
 }
 
 #[tokio::test]
-async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_capped_at_10() {
+async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_one_forge_page() {
     let (forge, server) = start().await;
     let blocks = server
         .read_blocks("forgejo://repo/acme/widgets/wiki/Home")
@@ -391,10 +391,11 @@ async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_capped_at
                "date": "2026-11-18T10:00:00Z", "message": "Explain the cache settings"})
     );
     let revisions = page["revisions"].as_array().unwrap();
-    assert_eq!(revisions.len(), 10);
-    // The forge lists revisions newest first: the first ten are the newest.
+    // The forge pages revisions by a fixed 50, newest first: the embed is its first page, so
+    // the sentinel's next page is the forge's own page 2.
+    assert_eq!(revisions.len(), 50);
     assert_eq!(revisions[0]["message"], "Revision 60 of Home");
-    assert_eq!(revisions[9]["message"], "Revision 51 of Home");
+    assert_eq!(revisions[49]["message"], "Revision 11 of Home");
     assert!(
         page.get("content_base64").is_none(),
         "the JSON block does not repeat the page"
@@ -403,7 +404,7 @@ async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_capped_at
     assert_eq!(
         page["revisions_truncated"],
         format!(
-            "[truncated: 10 of {WIKI_REVISIONS} items shown. Use get_wiki_revisions tool with page=2 and limit=10 to fetch more.]"
+            "[truncated: 50 of {WIKI_REVISIONS} items shown. Use get_wiki_revisions tool with page=2 and limit=50 to fetch more.]"
         )
     );
     // One answer of the forge's fixed page size is all the embed needs.
