@@ -516,7 +516,7 @@ async fn drain_on_signal(
     permits: Arc<Semaphore>,
     slots: usize,
 ) {
-    shutdown_signal().await;
+    super::shutdown_signal().await;
     tracing::info!("shutting down: no new connections; finishing the requests in flight");
     stopping.cancel();
     // Every slot back means no POST is in flight.
@@ -535,32 +535,6 @@ async fn drain_on_signal(
 async fn past_deadline(stopping: CancellationToken) {
     stopping.cancelled().await;
     tokio::time::sleep(SHUTDOWN_GRACE + Duration::from_secs(5)).await;
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!("cannot listen for SIGTERM: {error}");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
 }
 
 #[cfg(test)]

@@ -30,11 +30,33 @@ pub const PAGE_SIZE: usize = 100;
 #[derive(Debug, Clone)]
 pub struct Server {
     service: Arc<Service>,
+    in_flight: Arc<InFlight>,
 }
 
 impl Server {
     pub fn new(service: Arc<Service>) -> Server {
-        Server { service }
+        Server {
+            service,
+            in_flight: Arc::default(),
+        }
+    }
+
+    /// Runs `work` for one request: counted as in flight, and ended early if the client
+    /// cancels it (dropping the work closes its upstream connections, so a cancelled read stops
+    /// costing the forge anything).
+    async fn run<T>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<T, ErrorData> {
+        let _counted = self.in_flight.enter();
+        tokio::select! {
+            out = work => Ok(out),
+            () = context.ct.cancelled() => {
+                tracing::info!(id = %context.id, "request cancelled");
+                Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None))
+            }
+        }
     }
 
     /// The token for one request's upstream calls. Over stdio, the configured one. Over HTTP,
@@ -130,7 +152,10 @@ impl ServerHandler for Server {
         };
         let mut next = None;
         if let Some((source, page)) = position {
-            match until_cancelled(&context, self.service.listing_page(source, page, token)).await? {
+            match self
+                .run(&context, self.service.listing_page(source, page, token))
+                .await?
+            {
                 Ok((listed, more)) => {
                     items.extend(listed.into_iter().map(convert::listed));
                     let following = applicable.iter().find(|&&s| s > source);
@@ -179,7 +204,7 @@ impl ServerHandler for Server {
             &arguments,
             token,
         );
-        Ok(convert::completion(until_cancelled(&context, work).await?))
+        Ok(convert::completion(self.run(&context, work).await?))
     }
 
     async fn read_resource(
@@ -188,7 +213,10 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let token = self.token(&context)?;
-        match until_cancelled(&context, self.service.read(&request.uri, token)).await? {
+        match self
+            .run(&context, self.service.read(&request.uri, token))
+            .await?
+        {
             Ok(output) => Ok(convert::read_result(&request.uri, output, token.is_some()).into()),
             Err(error) => {
                 let reason = self.service.catalog().errors.reason(&error);
@@ -227,7 +255,10 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let token = self.token(&context)?;
         let arguments = request.arguments.unwrap_or_default();
-        match until_cancelled(&context, self.service.call(&request.name, arguments, token)).await? {
+        match self
+            .run(&context, self.service.call(&request.name, arguments, token))
+            .await?
+        {
             Ok(value) => Ok(convert::tool_success(value).into()),
             Err(CallError::Unknown(name)) => Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`; tools/list shows the tools offered"),
@@ -249,23 +280,51 @@ impl ServerHandler for Server {
     }
 }
 
-/// Runs `work` unless the client cancels the request first; dropping the work closes its
-/// upstream connections, so a cancelled read stops costing the forge anything.
-async fn until_cancelled<T>(
-    context: &RequestContext<RoleServer>,
-    work: impl std::future::Future<Output = T>,
-) -> Result<T, ErrorData> {
-    tokio::select! {
-        out = work => Ok(out),
-        () = context.ct.cancelled() => {
-            tracing::info!(id = %context.id, "request cancelled by the client");
-            Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the client cancelled the request", None))
+/// The JSON-RPC code for a cancelled request (the one LSP uses; MCP defines none).
+const REQUEST_CANCELLED: i32 = -32800;
+
+/// Longest wait for the requests in flight when stdio is told to stop.
+const STDIO_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How many requests are being served, and a way to wait until none is.
+#[derive(Debug, Default)]
+struct InFlight {
+    count: std::sync::atomic::AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+impl InFlight {
+    fn enter(self: &Arc<Self>) -> Leave {
+        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Leave(self.clone())
+    }
+
+    async fn idle(&self) {
+        loop {
+            let notified = self.idle.notified();
+            if self.count.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            notified.await;
         }
     }
 }
 
-/// The JSON-RPC code for a cancelled request (the one LSP uses; MCP defines none).
-const REQUEST_CANCELLED: i32 = -32800;
+/// Leaves the in-flight count when dropped (answered, failed or cancelled alike).
+struct Leave(Arc<InFlight>);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        if self
+            .0
+            .count
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+            == 1
+        {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
 
 /// What the server offers: resources (templates, reads, a list; no subscriptions), tools, and
 /// completion of template variables (`complete` below). A client may skip a feature the
@@ -290,11 +349,53 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
 
-/// Serves MCP over stdin/stdout until the client goes away.
+/// Serves MCP over stdin/stdout until the client goes away (stdin closes) or SIGTERM/ctrl-c
+/// arrives; either way the requests in flight get a bounded time to finish and answer.
 pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
-    let running = Server::new(service).serve(rmcp::transport::stdio()).await?;
+    let server = Server::new(service);
+    let in_flight = server.in_flight.clone();
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    let stop = running.cancellation_token();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing the requests in flight");
+        if tokio::time::timeout(STDIO_GRACE, in_flight.idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still running after {STDIO_GRACE:?}; ending them");
+        }
+        stop.cancel();
+    });
     running.waiting().await?;
     Ok(())
+}
+
+/// Resolves on SIGTERM or ctrl-c.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!("cannot listen for SIGTERM: {error}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
 }
 
 #[cfg(test)]

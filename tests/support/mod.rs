@@ -78,8 +78,9 @@ impl Launch {
                 }
             });
         }
+        let pid = transport.id().expect("a started child has a pid");
         let client = ().serve(transport).await.expect("the MCP handshake succeeds");
-        Server { client, log }
+        Server { client, log, pid }
     }
 }
 
@@ -87,6 +88,8 @@ impl Launch {
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
     log: Arc<Mutex<String>>,
+    /// The server process, for `/proc` measurements.
+    pub pid: u32,
 }
 
 impl Server {
@@ -300,6 +303,7 @@ impl HttpServer {
         Ok(Server {
             client,
             log: self.log.clone(),
+            pid: self.child.id().expect("the HTTP server runs"),
         })
     }
 

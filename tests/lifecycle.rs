@@ -1,0 +1,232 @@
+//! The stdio server end to end on raw lines: bad input never stops it, a cancelled request
+//! drops its upstream work, and stdin EOF or SIGTERM let the request in flight answer before
+//! the process exits 0.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::support::fixtures::LABEL_ID;
+use crate::support::{BIN, FakeForge, Launch};
+
+/// A server spoken to line by line.
+struct Raw {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: tokio::io::Lines<BufReader<ChildStdout>>,
+}
+
+impl Raw {
+    async fn start(forge: &FakeForge) -> Raw {
+        let mut child = Command::new(BIN)
+            .env_clear()
+            .env("FORGEJO_URL", forge.url())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the binary starts");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut raw = Raw {
+            child,
+            stdin,
+            stdout,
+        };
+        raw.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).to_string())
+            .await;
+        assert_eq!(
+            raw.answer_to(&json!(0)).await["result"]["serverInfo"]["name"],
+            "forgelens"
+        );
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        raw
+    }
+
+    async fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// The next message whose id is `id` (others are skipped), within 20 s.
+    async fn answer_to(&mut self, id: &Value) -> Value {
+        let read = async {
+            while let Some(line) = self.stdout.next_line().await.unwrap() {
+                let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                if message.get("id") == Some(id) {
+                    return message;
+                }
+            }
+            panic!("stdout closed before the answer to {id}");
+        };
+        tokio::time::timeout(Duration::from_secs(20), read)
+            .await
+            .expect("an answer in time")
+    }
+
+    async fn read(&mut self, id: u64, uri: &str) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}}).to_string())
+            .await;
+        self.answer_to(&json!(id)).await
+    }
+
+    async fn exit_code(mut self) -> i32 {
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("the process exits")
+            .unwrap();
+        status.code().unwrap_or(-1)
+    }
+}
+
+fn good_uri() -> String {
+    format!("forgejo://repo/acme/widgets/label/{LABEL_ID}")
+}
+
+#[tokio::test]
+async fn bad_lines_get_errors_or_are_dropped_and_the_server_stays_up() {
+    let forge = FakeForge::standard().await;
+    let mut raw = Raw::start(&forge).await;
+
+    raw.send("{this is not json").await;
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    raw.send(&deep).await;
+    let huge = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"padding": "x".repeat(10 * 1024 * 1024)}});
+    raw.send(&huge.to_string()).await;
+    let answer = raw.answer_to(&json!(1)).await;
+    assert!(
+        answer.get("result").is_some() || answer.get("error").is_some(),
+        "a 10 MB line is answered: {answer}"
+    );
+
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#)
+        .await;
+    assert_eq!(raw.answer_to(&json!(2)).await["error"]["code"], -32601);
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":42}}"#)
+        .await;
+    assert!(
+        raw.answer_to(&json!(3)).await.get("error").is_some(),
+        "a wrong parameter type is an error"
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_repo_labels","arguments":"nope"}}"#).await;
+    assert!(raw.answer_to(&json!(4)).await.get("error").is_some());
+
+    for id in [json!("text-id"), json!(0), json!(9_007_199_254_740_991u64)] {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string())
+            .await;
+        assert_eq!(
+            raw.answer_to(&id).await["result"],
+            json!({}),
+            "id {id} answered as given"
+        );
+    }
+    for id in ["0", "-1", "99999999999999999999999"] {
+        let answer = raw
+            .read(10, &format!("forgejo://repo/acme/widgets/label/{id}"))
+            .await;
+        assert_eq!(answer["error"]["code"], -32602, "label id {id}");
+    }
+    assert!(forge.requests().is_empty(), "nothing bad reached the forge");
+
+    let answer = raw.read(11, &good_uri()).await;
+    assert!(
+        answer["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&LABEL_ID.to_string())
+    );
+    assert_eq!(
+        raw.exit_code().await,
+        0,
+        "stdin EOF ends the server cleanly"
+    );
+}
+
+#[tokio::test]
+async fn at_stdin_eof_the_request_in_flight_still_answers() {
+    let forge = FakeForge::standard().await;
+    let gate = forge.gate(&format!("/repos/acme/widgets/labels/{LABEL_ID}"));
+    let mut raw = Raw::start(&forge).await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": good_uri()}}).to_string()).await;
+    forge
+        .wait_for("the read at the forge", |log| log.len() == 1)
+        .await;
+    drop(raw.stdin.take());
+    gate.add_permits(1);
+    let answer = raw.answer_to(&json!(7)).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(raw.exit_code().await, 0);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn at_sigterm_the_request_in_flight_still_answers() {
+    let forge = FakeForge::standard().await;
+    let gate = forge.gate(&format!("/repos/acme/widgets/labels/{LABEL_ID}"));
+    let mut raw = Raw::start(&forge).await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "resources/read", "params": {"uri": good_uri()}}).to_string()).await;
+    forge
+        .wait_for("the read at the forge", |log| log.len() == 1)
+        .await;
+    let pid = raw.child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    gate.add_permits(1);
+    let answer = raw.answer_to(&json!(8)).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(raw.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_cancelled_read_drops_its_upstream_request() {
+    use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
+    use rmcp::service::PeerRequestOptions;
+
+    let forge = FakeForge::standard().await;
+    let path = format!("/repos/acme/widgets/labels/{LABEL_ID}");
+    let _gate = forge.gate(&path);
+    let server = Launch::new(&forge).start().await;
+    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(
+        good_uri(),
+    )));
+    let handle = server
+        .client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    forge
+        .wait_for("the read at the forge", |log| log.len() == 1)
+        .await;
+    handle
+        .cancel(Some("no longer needed".into()))
+        .await
+        .unwrap();
+    // The forge sees its client hang up: the upstream request was dropped, not left running.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !forge.abandoned().contains(&path) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the upstream request was not dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // And the server goes on serving.
+    assert_eq!(
+        server.read_json("forgejo://instance").await["max_response_items"],
+        50
+    );
+    server.stop().await;
+}
