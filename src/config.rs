@@ -24,6 +24,9 @@ pub const READ_ONLY_VARS: &[&str] = &["FORGEJO_READ_ONLY", "READ_ONLY"];
 pub const TOOLSETS_VARS: &[&str] = &["FORGEJO_TOOLSETS", "TOOLSETS"];
 pub const DISABLED_TOOLS_VARS: &[&str] = &["FORGEJO_DISABLED_TOOLS", "DISABLED_TOOLS"];
 pub const TIMEOUT_VARS: &[&str] = &["FORGELENS_TIMEOUT"];
+pub const CATALOG_VARS: &[&str] = &["FORGELENS_CATALOG"];
+pub const CATALOG_FROM_INSTANCE_VARS: &[&str] = &["FORGELENS_CATALOG_FROM_INSTANCE"];
+pub const CACHE_DIR_VARS: &[&str] = &["FORGELENS_CACHE_DIR"];
 
 /// What the command line says; `None` means "not given" (the environment may still say).
 #[derive(Debug, Clone, Default)]
@@ -34,6 +37,9 @@ pub struct Flags {
     pub toolsets: Option<Vec<String>>,
     pub disabled_tools: Option<Vec<String>>,
     pub timeout_secs: Option<u64>,
+    pub catalog: Option<PathBuf>,
+    pub catalog_from_instance: bool,
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -46,6 +52,17 @@ pub struct Config {
     pub toolsets: Option<Vec<String>>,
     pub disabled_tools: Vec<String>,
     pub timeout: Duration,
+    /// Where generated tools come from, when they are wanted.
+    pub catalog: Option<CatalogSource>,
+}
+
+/// The source of the generated tools served beside the curated ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogSource {
+    /// A catalog file written by `forgelens catalog generate`.
+    File(PathBuf),
+    /// The instance's own `/swagger.v1.json`, cached in this directory.
+    Instance { cache_dir: PathBuf },
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -60,6 +77,12 @@ pub enum ConfigError {
     TokenFile { path: String, detail: String },
     #[error("the token file {0} is empty")]
     EmptyTokenFile(String),
+    #[error("--catalog and --catalog-from-instance both name the generated tools; keep one")]
+    CatalogConflict,
+    #[error(
+        "--catalog-from-instance needs a cache directory: set --cache-dir, FORGELENS_CACHE_DIR, XDG_CACHE_HOME or HOME"
+    )]
+    NoCacheDir,
 }
 
 impl Config {
@@ -130,6 +153,36 @@ impl Config {
             },
             (None, None) => Duration::from_secs(30),
         };
+        let from_instance = flags.catalog_from_instance
+            || match first(CATALOG_FROM_INSTANCE_VARS) {
+                Some((name, value)) => {
+                    parse_bool(&value).ok_or(ConfigError::Bool { name, value })?
+                }
+                None => false,
+            };
+        let file = flags
+            .catalog
+            .clone()
+            .or_else(|| first(CATALOG_VARS).map(|(_, v)| PathBuf::from(v)));
+        let catalog = match (file, from_instance) {
+            (Some(_), true) => return Err(ConfigError::CatalogConflict),
+            (Some(path), false) => Some(CatalogSource::File(path)),
+            (None, true) => {
+                let cache_dir = flags
+                    .cache_dir
+                    .clone()
+                    .or_else(|| first(CACHE_DIR_VARS).map(|(_, v)| PathBuf::from(v)))
+                    .or_else(|| {
+                        first(&["XDG_CACHE_HOME"]).map(|(_, v)| PathBuf::from(v).join("forgelens"))
+                    })
+                    .or_else(|| {
+                        first(&["HOME"]).map(|(_, v)| PathBuf::from(v).join(".cache/forgelens"))
+                    })
+                    .ok_or(ConfigError::NoCacheDir)?;
+                Some(CatalogSource::Instance { cache_dir })
+            }
+            (None, false) => None,
+        };
         Ok(Config {
             url,
             token,
@@ -137,6 +190,7 @@ impl Config {
             toolsets: list(&flags.toolsets, TOOLSETS_VARS),
             disabled_tools: list(&flags.disabled_tools, DISABLED_TOOLS_VARS).unwrap_or_default(),
             timeout,
+            catalog,
         })
     }
 }
@@ -240,6 +294,47 @@ mod tests {
             resolve(&Flags::default(), &[("FORGELENS_TIMEOUT", "soon")]),
             Err(ConfigError::Seconds { .. })
         ));
+    }
+
+    #[test]
+    fn catalog_sources() {
+        let c = resolve(&Flags::default(), &[("FORGELENS_CATALOG", "/c.yaml")]).unwrap();
+        assert_eq!(c.catalog, Some(CatalogSource::File("/c.yaml".into())));
+        let from_instance = Flags {
+            catalog_from_instance: true,
+            ..Flags::default()
+        };
+        let c = resolve(&from_instance, &[("HOME", "/home/u")]).unwrap();
+        assert_eq!(
+            c.catalog,
+            Some(CatalogSource::Instance {
+                cache_dir: "/home/u/.cache/forgelens".into()
+            })
+        );
+        let c = resolve(
+            &Flags::default(),
+            &[
+                ("FORGELENS_CATALOG_FROM_INSTANCE", "1"),
+                ("XDG_CACHE_HOME", "/x"),
+                ("FORGELENS_CACHE_DIR", "/c"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            c.catalog,
+            Some(CatalogSource::Instance {
+                cache_dir: "/c".into()
+            })
+        );
+        assert_eq!(
+            resolve(&from_instance, &[("FORGELENS_CATALOG", "/c.yaml")]).unwrap_err(),
+            ConfigError::CatalogConflict
+        );
+        assert_eq!(
+            resolve(&from_instance, &[]).unwrap_err(),
+            ConfigError::NoCacheDir
+        );
+        assert!(resolve(&Flags::default(), &[]).unwrap().catalog.is_none());
     }
 
     #[test]

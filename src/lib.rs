@@ -11,6 +11,7 @@
 //! - [`mcp`] — the rmcp adapter and its transports.
 //! - [`config`], [`cli`], [`lint`] — the command line around them.
 
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod engine;

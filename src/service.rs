@@ -9,7 +9,7 @@ use thiserror::Error;
 
 use crate::config::Config;
 use crate::engine::{self, Catalog, ReadOutput};
-use crate::forge::{self, ClientOptions, Token};
+use crate::forge::{self, ClientOptions, Method, Token};
 use crate::manifest::{self, Diagnostic, Sources};
 
 /// Why a server could not start.
@@ -131,9 +131,38 @@ impl Service {
     }
 }
 
-/// Parses and compiles both manifests, naming every error with its file.
+/// Parses and compiles both manifests, and the generated catalog when there is one, naming
+/// every error with its file.
 pub fn compile(sources: &Sources) -> Result<Catalog, Vec<Diagnostic>> {
     let manifests = manifest::parse(sources)?;
+    let mut catalog = engine::compile(&manifests).map_err(|findings| {
+        findings
+            .iter()
+            .map(|f| sources.diagnostic(f))
+            .collect::<Vec<_>>()
+    })?;
+    if let Some(generated) = &sources.catalog {
+        let skipped = catalog.absorb(compile_generated(&sources.resources, generated)?);
+        for name in skipped {
+            tracing::info!(tool = %name, "a curated tool has this name; the generated one is not served");
+        }
+    }
+    Ok(catalog)
+}
+
+/// Compiles a generated catalog on its own, with the rules and error table of `resources`
+/// but none of its resources (their sentinels name curated tools, which it does not have).
+pub fn compile_generated(
+    resources: &manifest::Source,
+    generated: &manifest::Source,
+) -> Result<Catalog, Vec<Diagnostic>> {
+    let sources = Sources {
+        resources: resources.clone(),
+        tools: generated.clone(),
+        catalog: None,
+    };
+    let mut manifests = manifest::parse(&sources)?;
+    manifests.resources.resources.clear();
     engine::compile(&manifests)
         .map_err(|findings| findings.iter().map(|f| sources.diagnostic(f)).collect())
 }
@@ -173,22 +202,24 @@ fn filter_tools(
     }
     let mut withheld = HashMap::new();
     for tool in catalog.tools() {
-        let why = if config.read_only && !tool.annotations.read_only {
-            Some("forgelens runs read-only and this tool changes the forge".to_owned())
-        } else if config
-            .toolsets
-            .as_ref()
-            .is_some_and(|sets| !sets.contains(&tool.toolset))
-        {
-            Some(format!(
-                "its toolset `{}` is not among the enabled toolsets",
-                tool.toolset
-            ))
-        } else if config.disabled_tools.contains(&tool.name) {
-            Some("it is disabled by the configuration".to_owned())
-        } else {
-            None
-        };
+        // A read-only POST (rendering) still sends a POST, which read-only mode never does.
+        let why =
+            if config.read_only && !(tool.annotations.read_only && tool.method() == Method::Get) {
+                Some("forgelens runs read-only and this tool changes the forge".to_owned())
+            } else if config
+                .toolsets
+                .as_ref()
+                .is_some_and(|sets| !sets.contains(&tool.toolset))
+            {
+                Some(format!(
+                    "its toolset `{}` is not among the enabled toolsets",
+                    tool.toolset
+                ))
+            } else if config.disabled_tools.contains(&tool.name) {
+                Some("it is disabled by the configuration".to_owned())
+            } else {
+                None
+            };
         if let Some(why) = why {
             withheld.insert(tool.name.clone(), why);
         }

@@ -5,10 +5,13 @@
 #[allow(dead_code)]
 mod support;
 
+mod catalog;
+mod catalog_serve;
 mod cli;
 mod commits;
 mod docs;
 mod guards;
 mod labels;
 mod paging;
+mod request_bodies;
 mod server;

@@ -178,9 +178,18 @@ async fn requests_are_served_concurrently() {
         let server = server.clone();
         async move { server.read_json("forgejo://instance").await }
     });
-    forge.wait_for("the held request", |log| log.iter().any(|r| r.path == "/version")).await;
-    let label = server.read_json("forgejo://repo/acme/widgets/label/335058").await;
-    assert_eq!(label["id"], 335058, "answered while the other read is still held upstream");
+    forge
+        .wait_for("the held request", |log| {
+            log.iter().any(|r| r.path == "/version")
+        })
+        .await;
+    let label = server
+        .read_json("forgejo://repo/acme/widgets/label/335058")
+        .await;
+    assert_eq!(
+        label["id"], 335058,
+        "answered while the other read is still held upstream"
+    );
     assert!(!slow.is_finished());
     gate.add_permits(1);
     assert_eq!(slow.await.unwrap()["version"], "15.0.3+gitea-1.22.0");

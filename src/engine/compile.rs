@@ -22,10 +22,10 @@ use super::schema::{Check, Schema};
 use super::template::{TemplateError, UriTemplate};
 use super::tool::{Annotations, Arg, SUDO, Tool, ToolList};
 use super::{Catalog, ErrorTable, Reason};
-use crate::forge::Method;
+use crate::forge::{Accept, Method};
 use crate::manifest::checks::{self, Code};
 use crate::manifest::diagnostic::did_you_mean;
-use crate::manifest::raw::{self, ArgLocation, CacheClass, Keep, ProjectValue};
+use crate::manifest::raw::{self, AcceptDef, ArgLocation, CacheClass, Keep, ProjectValue};
 use crate::manifest::{FileId, Finding, Manifests, Pos};
 
 /// Default cap of lists when the manifest sets none.
@@ -926,14 +926,22 @@ impl Compiler {
             annotations.idempotent = a.idempotent.unwrap_or(annotations.idempotent);
             annotations.open_world = a.open_world.unwrap_or(annotations.open_world);
         }
-        if annotations.read_only && call.method != Method::Get {
+        // POST is also how some forges compute without changing anything (rendering markdown).
+        if annotations.read_only && !matches!(call.method, Method::Get | Method::Post) {
             self.push(
                 name_pos,
                 checks::READ_ONLY_WRITE,
                 format!(
-                    "tool `{name}` calls {} but is marked read-only; only GET tools may be",
+                    "tool `{name}` calls {} but is marked read-only; only GET and POST tools may be",
                     call.method.as_str()
                 ),
+            );
+        }
+        if let Some(message) = body_conflict(&args) {
+            self.push(
+                name_pos,
+                checks::BAD_ARGUMENT,
+                format!("tool `{name}`: {message}"),
             );
         }
         if call.method == Method::Delete && !annotations.destructive {
@@ -961,6 +969,11 @@ impl Compiler {
             list,
             project,
             annotations,
+            accept: match def.accept {
+                None | Some(AcceptDef::Json) => Accept::Json,
+                Some(AcceptDef::Text) => Accept::Text,
+                Some(AcceptDef::Binary) => Accept::Binary,
+            },
         })
     }
 
@@ -1019,7 +1032,10 @@ impl Compiler {
                 let consistent = match explicit {
                     ArgLocation::Path => in_path,
                     ArgLocation::Query => !in_path,
-                    ArgLocation::Body => !in_path && !in_query,
+                    ArgLocation::Body
+                    | ArgLocation::Payload
+                    | ArgLocation::Form
+                    | ArgLocation::File => !in_path && !in_query,
                 };
                 if !consistent {
                     self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}` is declared `in: {explicit:?}` but `{}` places it elsewhere", call.as_str()));
@@ -1033,6 +1049,9 @@ impl Compiler {
             }
             None => ArgLocation::Body,
         };
+        if let Some(schema) = &a.schema {
+            return self.schema_argument(name, def, schema, location, in_path);
+        }
         let check = match (&a.rule, &a.kind) {
             (Some(rule), None) => Check::Rule(self.rule(file, rule)?),
             (None, Some(_)) => {
@@ -1088,6 +1107,118 @@ impl Compiler {
             default: a.default.clone(),
         })
     }
+}
+
+// Arguments with a whole JSON Schema, and the request bodies they make (the generated catalog
+// needs both; any manifest may use them).
+impl Compiler {
+    /// An argument declared with `schema:`: the schema alone says what the value may be.
+    fn schema_argument(
+        &mut self,
+        name: &str,
+        def: &Spanned<raw::ArgDef>,
+        schema: &Spanned<Value>,
+        location: ArgLocation,
+        in_path: bool,
+    ) -> Option<Arg> {
+        let pos = Pos::of(FileId::Tools, def);
+        let a = &def.value;
+        let beside = a.rule.is_some()
+            || a.kind.is_some()
+            || a.values.is_some()
+            || a.items.is_some()
+            || a.minimum.is_some()
+            || a.maximum.is_some()
+            || a.pattern.is_some()
+            || a.max_length.is_some();
+        let compiled = match &schema.value {
+            _ if beside => Err(
+                "`schema` replaces `rule`, `type` and their keywords; keep only `schema`".into(),
+            ),
+            Value::Object(map) => Schema::compile(map),
+            _ => Err("`schema` must be a JSON Schema object".into()),
+        };
+        let check = match compiled {
+            Ok(s) => Check::Schema(s),
+            Err(e) => {
+                self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
+                return None;
+            }
+        };
+        if location == ArgLocation::File && check.schema().get("type") != Some(&json!("string")) {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("file argument `{name}` carries base64 text: give it `type: string`"),
+            );
+            return None;
+        }
+        if let Some(default) = &a.default
+            && let Err(e) = check.check(default)
+        {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("the default of `{name}` {e}"),
+            );
+            return None;
+        }
+        Some(Arg {
+            name: name.to_owned(),
+            check,
+            location,
+            required: in_path || a.required.unwrap_or(false),
+            default: a.default.clone(),
+        })
+    }
+}
+
+/// Why the arguments cannot make one request body: a JSON body, a whole payload and a multipart
+/// form exclude one another, and there is only one payload.
+fn body_conflict(args: &[Arg]) -> Option<String> {
+    let named = |location: ArgLocation| -> Vec<&str> {
+        args.iter()
+            .filter(|a| a.location == location)
+            .map(|a| a.name.as_str())
+            .collect()
+    };
+    let fields = named(ArgLocation::Body);
+    let payloads = named(ArgLocation::Payload);
+    let mut form = named(ArgLocation::Form);
+    form.extend(named(ArgLocation::File));
+    let quote = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if payloads.len() > 1 {
+        return Some(format!(
+            "only one argument can be the whole body (`in: payload`), not {}",
+            quote(&payloads)
+        ));
+    }
+    let kinds = [
+        ("JSON body fields", &fields),
+        ("a payload", &payloads),
+        ("multipart fields", &form),
+    ];
+    let present: Vec<_> = kinds
+        .iter()
+        .filter(|(_, names)| !names.is_empty())
+        .collect();
+    if present.len() > 1 {
+        let described: Vec<String> = present
+            .iter()
+            .map(|(what, names)| format!("{what} ({})", quote(names)))
+            .collect();
+        return Some(format!(
+            "a request has one body; these arguments make {}",
+            described.join(" and ")
+        ));
+    }
+    None
 }
 
 fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, String> {

@@ -1,9 +1,11 @@
 //! Request templates: `METHOD /path/{var}?name=value&other={var}`, parsed once, expanded per call.
 //!
 //! Expansion puts each path variable in exactly one segment, percent-encoded; a `{+var}` path
-//! variable may span segments, each encoded alone. An empty value, `.` or `..` is refused in any
-//! segment, so no value can climb out of the manifest's endpoint. A query pair whose variable has
-//! no value is left out.
+//! variable may span segments, each encoded alone. A segment may also join variables and
+//! literals (`{sha}.{type}`): each variable is encoded alone and none may be empty. An empty
+//! value, `.` or `..` is refused in any segment, so no value can climb out of the manifest's
+//! endpoint. A query pair whose variable has no value is left out; `name={var*}` sends one pair
+//! per element of an array (the repeated form), where `name={var}` joins them with commas.
 
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -19,12 +21,22 @@ enum Part {
     Literal(String),
     Var(String),
     Rest(String),
+    /// Variables and literals sharing one segment, in order.
+    Mixed(Vec<Piece>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Var(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum QueryValue {
     Literal(String),
     Var(String),
+    /// `{var*}`: one pair per array element.
+    Explode(String),
 }
 
 /// A compiled request line.
@@ -44,7 +56,9 @@ pub enum RequestSyntaxError {
     Method(String),
     #[error("the path must start with `/`")]
     Slash,
-    #[error("path segment `{0}` is empty or malformed; a placeholder must be a whole segment")]
+    #[error(
+        "path segment `{0}` is empty or malformed; placeholders are `{{name}}`, `{{+name}}` as the last segment, or `{{a}}.{{b}}` joined by literals"
+    )]
     Segment(String),
     #[error("`{{+{0}}}` must be the last segment")]
     RestNotLast(String),
@@ -96,6 +110,9 @@ impl RequestTemplate {
             }
             let value = match value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
                 Some(var) if is_name(var) => QueryValue::Var(var.to_owned()),
+                Some(var) if var.strip_suffix('*').is_some_and(is_name) => {
+                    QueryValue::Explode(var.trim_end_matches('*').to_owned())
+                }
                 Some(_) => return Err(RequestSyntaxError::Query(pair.to_owned())),
                 None if value.contains(['{', '}']) => {
                     return Err(RequestSyntaxError::Query(pair.to_owned()));
@@ -129,6 +146,18 @@ impl RequestTemplate {
                     s.push_str(v);
                     s.push('}');
                 }
+                Part::Mixed(pieces) => {
+                    for piece in pieces {
+                        match piece {
+                            Piece::Literal(l) => s.push_str(l),
+                            Piece::Var(v) => {
+                                s.push('{');
+                                s.push_str(v);
+                                s.push('}');
+                            }
+                        }
+                    }
+                }
             }
         }
         s
@@ -136,16 +165,26 @@ impl RequestTemplate {
 
     /// Variables of the path, in order.
     pub fn path_vars(&self) -> impl Iterator<Item = &str> {
-        self.path.iter().filter_map(|p| match p {
-            Part::Var(v) | Part::Rest(v) => Some(v.as_str()),
-            Part::Literal(_) => None,
+        self.path.iter().flat_map(|p| {
+            let vars: Vec<&str> = match p {
+                Part::Var(v) | Part::Rest(v) => vec![v.as_str()],
+                Part::Literal(_) => Vec::new(),
+                Part::Mixed(pieces) => pieces
+                    .iter()
+                    .filter_map(|piece| match piece {
+                        Piece::Var(v) => Some(v.as_str()),
+                        Piece::Literal(_) => None,
+                    })
+                    .collect(),
+            };
+            vars
         })
     }
 
     /// Query pairs as (upstream name, variable) for those bound to a variable.
     pub fn query_vars(&self) -> impl Iterator<Item = (&str, &str)> {
         self.query.iter().filter_map(|(n, v)| match v {
-            QueryValue::Var(var) => Some((n.as_str(), var.as_str())),
+            QueryValue::Var(var) | QueryValue::Explode(var) => Some((n.as_str(), var.as_str())),
             QueryValue::Literal(_) => None,
         })
     }
@@ -184,6 +223,21 @@ impl RequestTemplate {
                         path.push_str(&encode_component(segment));
                     }
                 }
+                Part::Mixed(pieces) => {
+                    let mut segment = String::new();
+                    for piece in pieces {
+                        match piece {
+                            Piece::Literal(l) => segment.push_str(l),
+                            Piece::Var(name) => {
+                                let value = text_of(args, name)
+                                    .ok_or_else(|| ExpandError::Missing(name.clone()))?;
+                                check_segment(name, &value)?;
+                                segment.push_str(&encode_component(&value));
+                            }
+                        }
+                    }
+                    path.push_str(&segment);
+                }
             }
         }
         let mut query = Vec::with_capacity(self.query.len());
@@ -195,6 +249,16 @@ impl RequestTemplate {
                         query.push((name.clone(), v));
                     }
                 }
+                QueryValue::Explode(var) => match args.get(var) {
+                    Some(Value::Array(items)) => {
+                        query.extend(items.iter().map(|v| (name.clone(), scalar_text(v))))
+                    }
+                    _ => {
+                        if let Some(v) = text_of(args, var) {
+                            query.push((name.clone(), v));
+                        }
+                    }
+                },
             }
         }
         Ok(Request {
@@ -214,14 +278,44 @@ fn parse_part(segment: &str) -> Result<Part, RequestSyntaxError> {
         return Err(bad());
     }
     match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-        Some(inner) => match inner.strip_prefix('+') {
+        Some(inner) if !inner.contains(['{', '}']) => match inner.strip_prefix('+') {
             Some(name) if is_name(name) => Ok(Part::Rest(name.to_owned())),
             None if is_name(inner) => Ok(Part::Var(inner.to_owned())),
             _ => Err(bad()),
         },
-        None if segment.contains(['{', '}', '?', '#']) => Err(bad()),
-        None => Ok(Part::Literal(segment.to_owned())),
+        _ if segment.contains(['?', '#']) => Err(bad()),
+        _ if segment.contains(['{', '}']) => parse_mixed(segment).ok_or_else(bad),
+        _ => Ok(Part::Literal(segment.to_owned())),
     }
+}
+
+/// `{a}.{b}`: variables separated by non-empty literals (two variables side by side could not
+/// be told apart).
+fn parse_mixed(segment: &str) -> Option<Part> {
+    let mut pieces = Vec::new();
+    let mut rest = segment;
+    while !rest.is_empty() {
+        match rest.strip_prefix('{') {
+            Some(after) => {
+                let (name, tail) = after.split_once('}')?;
+                if !is_name(name) || matches!(pieces.last(), Some(Piece::Var(_))) {
+                    return None;
+                }
+                pieces.push(Piece::Var(name.to_owned()));
+                rest = tail;
+            }
+            None => {
+                let end = rest.find('{').unwrap_or(rest.len());
+                let literal = &rest[..end];
+                if literal.contains('}') {
+                    return None;
+                }
+                pieces.push(Piece::Literal(literal.to_owned()));
+                rest = &rest[end..];
+            }
+        }
+    }
+    Some(Part::Mixed(pieces))
 }
 
 fn is_name(s: &str) -> bool {
@@ -238,6 +332,14 @@ fn check_segment(name: &str, value: &str) -> Result<(), ExpandError> {
         name: name.to_owned(),
         why,
     })
+}
+
+/// One array element as query text.
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// A value as request text: strings as they are, numbers and booleans printed, arrays joined
@@ -335,6 +437,56 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_may_join_variables_and_literals() {
+        let t = RequestTemplate::parse("GET /repos/{owner}/{repo}/commits/{sha}.{kind}").unwrap();
+        assert_eq!(
+            t.path_pattern(),
+            "/repos/{owner}/{repo}/commits/{sha}.{kind}"
+        );
+        assert_eq!(
+            t.path_vars().collect::<Vec<_>>(),
+            ["owner", "repo", "sha", "kind"]
+        );
+        let r = t
+            .expand(&args(
+                json!({"owner": "o", "repo": "r", "sha": "a/b", "kind": "diff"}),
+            ))
+            .unwrap();
+        assert_eq!(r.path, "/repos/o/r/commits/a%2Fb.diff");
+        for bad in ["", ".."] {
+            assert!(
+                t.expand(&args(
+                    json!({"owner": "o", "repo": "r", "sha": bad, "kind": "diff"})
+                ))
+                .is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_exploded_query_variable_repeats_the_pair() {
+        let t = RequestTemplate::parse("GET /notifications?status-types={types*}&q={q}").unwrap();
+        assert_eq!(
+            t.query_vars().collect::<Vec<_>>(),
+            [("status-types", "types"), ("q", "q")]
+        );
+        let r = t
+            .expand(&args(
+                json!({"types": ["unread", "pinned"], "q": ["a", "b"]}),
+            ))
+            .unwrap();
+        assert_eq!(
+            r.query,
+            [
+                ("status-types".to_string(), "unread".to_string()),
+                ("status-types".into(), "pinned".into()),
+                ("q".into(), "a,b".into())
+            ]
+        );
+    }
+
+    #[test]
     fn rejects_malformed_lines() {
         let cases: &[(&str, RequestSyntaxError)] = &[
             ("GET", RequestSyntaxError::Shape),
@@ -342,7 +494,15 @@ mod tests {
             ("GET x", RequestSyntaxError::Slash),
             ("GET /a//b", RequestSyntaxError::Segment("".into())),
             ("GET /a/../b", RequestSyntaxError::Segment("..".into())),
-            ("GET /a/x{id}", RequestSyntaxError::Segment("x{id}".into())),
+            (
+                "GET /a/{a}{b}",
+                RequestSyntaxError::Segment("{a}{b}".into()),
+            ),
+            ("GET /a/x{id", RequestSyntaxError::Segment("x{id".into())),
+            (
+                "GET /a/{+p}.x",
+                RequestSyntaxError::Segment("{+p}.x".into()),
+            ),
             ("GET /a/{+p}/b", RequestSyntaxError::RestNotLast("p".into())),
             ("GET /a?b", RequestSyntaxError::Query("b".into())),
             ("GET /a?b={c", RequestSyntaxError::Query("b={c".into())),

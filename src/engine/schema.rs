@@ -2,8 +2,10 @@
 //! to it before anything is sent upstream.
 //!
 //! The checker covers the keywords the manifests use — `type`, `enum`, `pattern`, `minimum`,
-//! `maximum`, `maxLength`, `items`, `properties`, `required`, `additionalProperties: false` —
-//! so what `tools/list` announces is exactly what a call is held to.
+//! `maximum`, `maxLength`, `items`, `properties`, `required`, `additionalProperties` (`false`
+//! or a schema for the values of a map) — so what `tools/list` announces is exactly what a call
+//! is held to. Annotations (`format`, `description`, `contentEncoding`) are announced, not
+//! checked.
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -50,6 +52,8 @@ pub struct Schema {
     properties: Vec<(String, Schema)>,
     required: Vec<String>,
     closed: bool,
+    /// The schema of properties `properties` does not name (the values of a map).
+    additional: Option<Box<Schema>>,
 }
 
 const TYPES: [&str; 6] = ["string", "integer", "number", "boolean", "array", "object"];
@@ -128,6 +132,12 @@ impl Schema {
             properties,
             required,
             closed: source.get("additionalProperties") == Some(&Value::Bool(false)),
+            additional: match source.get("additionalProperties") {
+                Some(Value::Object(inner)) => Some(Box::new(
+                    Schema::compile(inner).map_err(|e| format!("additionalProperties: {e}"))?,
+                )),
+                _ => None,
+            },
         })
     }
 
@@ -194,7 +204,13 @@ impl Schema {
                         .check(v)
                         .map_err(|e| format!("property `{name}` {e}"))?,
                     None if self.closed => return Err(format!("has unknown property `{name}`")),
-                    None => {}
+                    None => {
+                        if let Some(schema) = &self.additional {
+                            schema
+                                .check(v)
+                                .map_err(|e| format!("property `{name}` {e}"))?;
+                        }
+                    }
                 }
             }
         }
@@ -273,6 +289,16 @@ mod tests {
                 json!({"type": "object", "required": ["a"]}),
                 json!({}),
                 Err("needs property `a`"),
+            ),
+            (
+                json!({"type": "object", "additionalProperties": {"type": "string"}}),
+                json!({"k": 1}),
+                Err("property `k` must be of type string, not integer"),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": false}}}),
+                json!({"a": {"c": 1}}),
+                Err("property `a` has unknown property `c`"),
             ),
         ];
         for (s, v, expected) in cases {

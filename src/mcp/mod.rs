@@ -17,6 +17,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use crate::engine::{Catalog, Tool};
 use crate::service::{CallError, Service};
 
 /// How many entries one page of a list answer holds.
@@ -124,17 +125,7 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let all: Vec<_> = self
-            .service
-            .catalog()
-            .tools()
-            .iter()
-            .map(convert::tool)
-            .collect();
-        let (items, next) = convert::page(all, cursor(&request))?;
-        let mut result = ListToolsResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+        tools_page(self.service.catalog(), cursor(&request))
     }
 
     async fn call_tool(
@@ -167,6 +158,15 @@ impl ServerHandler for Server {
             }
         }
     }
+}
+
+/// One page of `tools/list`: the page is cut first, so only its tools are converted.
+pub fn tools_page(catalog: &Catalog, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+    let all: Vec<&Tool> = catalog.tools().iter().collect();
+    let (page, next) = convert::page(all, cursor)?;
+    let mut result = ListToolsResult::with_all_items(page.into_iter().map(convert::tool).collect());
+    result.next_cursor = next;
+    Ok(result)
 }
 
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {

@@ -38,6 +38,8 @@ pub struct Logged {
     pub query: Vec<(String, String)>,
     pub headers: HashMap<String, String>,
     pub body: Option<Value>,
+    /// The body as sent (a text or multipart body is no JSON).
+    pub raw_body: Vec<u8>,
 }
 
 impl Logged {
@@ -87,6 +89,8 @@ struct World {
     private_repos: HashSet<String>,
     delays: HashMap<String, Duration>,
     gates: HashMap<String, Arc<tokio::sync::Semaphore>>,
+    /// Documents outside `/api/v1` (the API description), by path.
+    documents: HashMap<String, String>,
     log: Vec<Logged>,
 }
 
@@ -162,7 +166,11 @@ impl FakeForge {
     /// Holds every answer to `path` until the returned gate gets permits (one per answer).
     pub fn gate(&self, path: &str) -> Arc<tokio::sync::Semaphore> {
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        self.world.lock().unwrap().gates.insert(path.to_owned(), gate.clone());
+        self.world
+            .lock()
+            .unwrap()
+            .gates
+            .insert(path.to_owned(), gate.clone());
         gate
     }
 
@@ -170,9 +178,22 @@ impl FakeForge {
     pub async fn wait_for(&self, what: &str, done: impl Fn(&[Logged]) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !done(&self.world.lock().unwrap().log) {
-            assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+
+    /// Serves `text` at `path` outside `/api/v1` (e.g. `/swagger.v1.json`).
+    pub fn document(&self, path: &str, text: &str) -> &FakeForge {
+        self.world
+            .lock()
+            .unwrap()
+            .documents
+            .insert(path.to_owned(), text.to_owned());
+        self
     }
 
     /// Every request received so far, in order.
@@ -211,6 +232,7 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         .unwrap_or(&raw_path)
         .to_owned();
     let path = decode_path(&logged_path);
+    let document = world.lock().unwrap().documents.get(&raw_path).cloned();
     let (reply, private, delay, gate) = {
         let mut w = world.lock().unwrap();
         w.log.push(Logged {
@@ -222,6 +244,7 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
                 .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
                 .collect(),
             body: serde_json::from_slice(&bytes).ok(),
+            raw_body: bytes.to_vec(),
         });
         let private = w
             .private_repos
@@ -235,10 +258,16 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         )
     };
     if let Some(gate) = gate {
-        gate.acquire().await.expect("gates are never closed").forget();
+        gate.acquire()
+            .await
+            .expect("gates are never closed")
+            .forget();
     }
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
+    }
+    if let Some(text) = document {
+        return ([("content-type", "application/json")], text).into_response();
     }
     if !raw_path.starts_with("/api/v1/") {
         return not_found(&raw_path);
