@@ -6,6 +6,7 @@
 //! request line, the bounds sentence of each description), and builds the router.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
 use indexmap::IndexMap;
 use regex::Regex;
@@ -852,9 +853,10 @@ impl Compiler {
         let before = self.findings.len();
         let name = &def.name.value;
         let name_pos = Pos::of(file, &def.name);
-        let snake =
-            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles");
-        if !snake.is_match(name) || name.len() > MAX_TOOL_NAME {
+        static SNAKE: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles")
+        });
+        if !SNAKE.is_match(name) || name.len() > MAX_TOOL_NAME {
             self.push(name_pos, checks::TOOL_NAME, format!(
                 "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
             ));

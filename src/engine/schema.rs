@@ -7,6 +7,9 @@
 //! is held to. Annotations (`format`, `description`, `contentEncoding`) are announced, not
 //! checked.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -75,9 +78,7 @@ impl Schema {
         };
         let pattern = match source.get("pattern") {
             None => None,
-            Some(Value::String(p)) => {
-                Some(Regex::new(p).map_err(|e| format!("`pattern` does not compile: {e}"))?)
-            }
+            Some(Value::String(p)) => Some(pattern(p)?),
             Some(_) => return Err("`pattern` must be a string".into()),
         };
         let number = |key: &str| -> Result<Option<f64>, String> {
@@ -216,6 +217,21 @@ impl Schema {
         }
         Ok(())
     }
+}
+
+/// A compiled `pattern`. A generated catalog repeats a few patterns hundreds of times (owner
+/// and repository names), and compiling each once keeps start-up short.
+fn pattern(source: &str) -> Result<Regex, String> {
+    static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
+    let mut compiled = COMPILED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(regex) = compiled.get(source) {
+        return Ok(regex.clone());
+    }
+    let regex = Regex::new(source).map_err(|e| format!("`pattern` does not compile: {e}"))?;
+    compiled.insert(source.to_owned(), regex.clone());
+    Ok(regex)
 }
 
 /// The JSON type of a value, as JSON Schema names it.
