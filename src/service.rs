@@ -203,23 +203,32 @@ fn filter_tools(
     let mut withheld = HashMap::new();
     for tool in catalog.tools() {
         // A read-only POST (rendering) still sends a POST, which read-only mode never does.
-        let why =
-            if config.read_only && !(tool.annotations.read_only && tool.method() == Method::Get) {
-                Some("forgelens runs read-only and this tool changes the forge".to_owned())
-            } else if config
-                .toolsets
-                .as_ref()
-                .is_some_and(|sets| !sets.contains(&tool.toolset))
-            {
-                Some(format!(
-                    "its toolset `{}` is not among the enabled toolsets",
-                    tool.toolset
-                ))
-            } else if config.disabled_tools.contains(&tool.name) {
-                Some("it is disabled by the configuration".to_owned())
-            } else {
-                None
-            };
+        let why = if config.read_only
+            && !(tool.annotations.read_only && tool.method() == Method::Get)
+        {
+            Some(match tool.method() {
+                Method::Get => {
+                    "forgelens runs read-only and this tool is not marked read-only".to_owned()
+                }
+                other => format!(
+                    "forgelens runs read-only, sending only GET requests, and this tool calls {}",
+                    other.as_str()
+                ),
+            })
+        } else if config
+            .toolsets
+            .as_ref()
+            .is_some_and(|sets| !sets.contains(&tool.toolset))
+        {
+            Some(format!(
+                "its toolset `{}` is not among the enabled toolsets",
+                tool.toolset
+            ))
+        } else if config.disabled_tools.contains(&tool.name) {
+            Some("it is disabled by the configuration".to_owned())
+        } else {
+            None
+        };
         if let Some(why) = why {
             withheld.insert(tool.name.clone(), why);
         }
