@@ -1,22 +1,24 @@
 //! The command line: what each subcommand takes, and the function that runs each.
 //!
 //! `forgelens` alone (or `serve`) is the stdio server, or with `--http ADDR` the Streamable HTTP
-//! server; `read` and `call` run one read or call
-//! through the same service the server uses; `manifest-lint` checks the manifests. Exit codes:
-//! 0 success, 1 findings or a failed read/call, 2 usage, configuration or unreadable input.
+//! server; `read` and `call` run one read or call through the same service the server uses;
+//! `manifest-lint` checks the manifests; `catalog` generates and checks tool catalogs from a
+//! swagger. Exit codes: 0 success, 1 findings (or a stale catalog, or a failed read/call), 2
+//! usage, configuration or unreadable input.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
-use crate::config::{Config, Flags, HttpConfig, HttpFlags};
+use crate::config::{CatalogSource, Config, Flags, HttpConfig, HttpFlags};
+use crate::forge::{self, ClientOptions};
 use crate::manifest::{FileId, Source, Sources};
 use crate::service::{CallError, Service, StartError};
-use crate::{lint, mcp};
+use crate::{catalog, lint, mcp};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
 #[derive(Debug, Parser)]
@@ -56,6 +58,47 @@ pub enum Command {
     },
     /// Check the manifests and print every finding.
     ManifestLint(LintArgs),
+    /// Generate or check a catalog of tools from a Forgejo or Gitea swagger.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Write the catalog of every operation of a swagger.
+    Generate(GenerateArgs),
+    /// Exit 1 when FILE is not what `generate` would write for the swagger.
+    Check(CheckArgs),
+}
+
+/// Where a swagger comes from, and what the catalog may carry.
+#[derive(Debug, Clone, Args)]
+pub struct SpecArgs {
+    /// The Swagger 2.0 spec: a file, or an http(s) URL such as
+    /// https://codeberg.org/swagger.v1.json.
+    #[arg(long, value_name = "FILE|URL")]
+    pub swagger: String,
+    /// Put each operation's summary from the spec in its tool's description (for a catalog of
+    /// your own; the spec's words then live in the file).
+    #[arg(long)]
+    pub with_summaries: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The catalog file to write (`-` for stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The catalog file to check.
+    pub file: PathBuf,
 }
 
 /// Where the manifests come from.
@@ -82,6 +125,7 @@ impl ManifestArgs {
         Ok(Sources {
             resources: read(self.resources.as_ref(), FileId::Resources)?,
             tools: read(self.tools.as_ref(), FileId::Tools)?,
+            catalog: None,
         })
     }
 }
@@ -114,6 +158,17 @@ pub struct ServeArgs {
     /// Log filter, e.g. `info` or `forgelens=debug` (overrides RUST_LOG); logs go to stderr.
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
+    /// Also serve the tools of this generated catalog [env: FORGELENS_CATALOG].
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Also serve a catalog generated from the instance's own /swagger.v1.json, cached on disk
+    /// for a day [env: FORGELENS_CATALOG_FROM_INSTANCE].
+    #[arg(long)]
+    pub catalog_from_instance: bool,
+    /// Where --catalog-from-instance keeps the instance's spec [env: FORGELENS_CACHE_DIR]
+    /// [default: $XDG_CACHE_HOME/forgelens or ~/.cache/forgelens].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     #[command(flatten)]
     pub manifests: ManifestArgs,
 }
@@ -128,6 +183,9 @@ impl ServeArgs {
             disabled_tools: self.disabled_tools.clone(),
             timeout_secs: self.timeout,
             max_upstream_requests: self.max_upstream_requests,
+            catalog: self.catalog.clone(),
+            catalog_from_instance: self.catalog_from_instance,
+            cache_dir: self.cache_dir.clone(),
         }
     }
 }
@@ -234,6 +292,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Read { uri, serve }) => read(&uri, &serve),
         Some(Command::Call { tool, args, serve }) => call(&tool, &args, &serve),
         Some(Command::ManifestLint(args)) => lint::run(&args),
+        Some(Command::Catalog(command)) => {
+            init_logging(None, "warn");
+            catalog::command::run(&command)
+        }
     }
 }
 
@@ -253,13 +315,45 @@ fn init_logging(filter: Option<&str>, default: &str) {
 fn start(args: &ServeArgs) -> Result<Service, (String, u8)> {
     let config = Config::resolve(&args.flags(), &|k| std::env::var(k).ok())
         .map_err(|e| (e.to_string(), 2))?;
-    let sources = args.manifests.sources().map_err(|e| (e, 2))?;
+    let mut sources = args.manifests.sources().map_err(|e| (e, 2))?;
+    sources.catalog = match &config.catalog {
+        None => None,
+        Some(CatalogSource::File(path)) => Some(Source::read(path).map_err(|e| {
+            (
+                format!("cannot read the catalog {}: {e}", path.display()),
+                2,
+            )
+        })?),
+        Some(CatalogSource::Instance { cache_dir }) => {
+            Some(instance_catalog(&config, cache_dir).map_err(|e| (e, 2))?)
+        }
+    };
     Service::start(&config, &sources).map_err(|e| {
         let code = match e {
             StartError::Manifest(_) => 1,
             StartError::Filter(_) | StartError::Forge(_) => 2,
         };
         (e.to_string(), code)
+    })
+}
+
+/// The catalog of the instance's own spec, with its summaries (the user's spec, shown to them).
+fn instance_catalog(config: &Config, cache_dir: &Path) -> Result<Source, String> {
+    let mut options = ClientOptions::new(config.url.clone());
+    options.timeout = config.timeout;
+    let client = forge::Client::new(options).map_err(|e| e.to_string())?;
+    let spec = runtime()
+        .block_on(catalog::instance::spec_text(
+            &client,
+            config.token.as_ref(),
+            cache_dir,
+        ))
+        .map_err(|e| e.to_string())?;
+    let (_, text) = catalog::generate_text(&spec, catalog::Options { summaries: true })
+        .map_err(|e| format!("{}: {e}", client.swagger_url()))?;
+    Ok(Source {
+        name: format!("the catalog generated from {}", client.swagger_url()),
+        text,
     })
 }
 

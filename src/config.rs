@@ -61,6 +61,9 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
     "https://127.0.0.1:*",
     "https://[::1]:*",
 ];
+pub const CATALOG_VARS: &[&str] = &["FORGELENS_CATALOG"];
+pub const CATALOG_FROM_INSTANCE_VARS: &[&str] = &["FORGELENS_CATALOG_FROM_INSTANCE"];
+pub const CACHE_DIR_VARS: &[&str] = &["FORGELENS_CACHE_DIR"];
 
 /// What the command line says; `None` means "not given" (the environment may still say).
 #[derive(Debug, Clone, Default)]
@@ -72,6 +75,9 @@ pub struct Flags {
     pub disabled_tools: Option<Vec<String>>,
     pub timeout_secs: Option<u64>,
     pub max_upstream_requests: Option<u64>,
+    pub catalog: Option<PathBuf>,
+    pub catalog_from_instance: bool,
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -86,6 +92,17 @@ pub struct Config {
     pub timeout: Duration,
     /// Most requests in flight to the forge at once.
     pub max_upstream: usize,
+    /// Where generated tools come from, when they are wanted.
+    pub catalog: Option<CatalogSource>,
+}
+
+/// The source of the generated tools served beside the curated ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogSource {
+    /// A catalog file written by `forgelens catalog generate`.
+    File(PathBuf),
+    /// The instance's own `/swagger.v1.json`, cached in this directory.
+    Instance { cache_dir: PathBuf },
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -113,6 +130,12 @@ pub enum ConfigError {
         "{name}: `{value}` is not an origin; write scheme://host, scheme://host:port or scheme://host:*"
     )]
     Origin { name: String, value: String },
+    #[error("--catalog and --catalog-from-instance both name the generated tools; keep one")]
+    CatalogConflict,
+    #[error(
+        "--catalog-from-instance needs a cache directory: set --cache-dir, FORGELENS_CACHE_DIR, XDG_CACHE_HOME or HOME"
+    )]
+    NoCacheDir,
 }
 
 /// Flag first, then the first environment variable set (and not blank), then the default; a
@@ -226,6 +249,32 @@ impl Config {
             MAX_UPSTREAM_REQUESTS_VARS,
             DEFAULT_MAX_UPSTREAM_REQUESTS,
         )?;
+        let from_instance = look.flag(flags.catalog_from_instance, CATALOG_FROM_INSTANCE_VARS)?;
+        let file = flags
+            .catalog
+            .clone()
+            .or_else(|| look.first(CATALOG_VARS).map(|(_, v)| PathBuf::from(v)));
+        let catalog = match (file, from_instance) {
+            (Some(_), true) => return Err(ConfigError::CatalogConflict),
+            (Some(path), false) => Some(CatalogSource::File(path)),
+            (None, true) => {
+                let cache_dir = flags
+                    .cache_dir
+                    .clone()
+                    .or_else(|| look.first(CACHE_DIR_VARS).map(|(_, v)| PathBuf::from(v)))
+                    .or_else(|| {
+                        look.first(&["XDG_CACHE_HOME"])
+                            .map(|(_, v)| PathBuf::from(v).join("forgelens"))
+                    })
+                    .or_else(|| {
+                        look.first(&["HOME"])
+                            .map(|(_, v)| PathBuf::from(v).join(".cache/forgelens"))
+                    })
+                    .ok_or(ConfigError::NoCacheDir)?;
+                Some(CatalogSource::Instance { cache_dir })
+            }
+            (None, false) => None,
+        };
         Ok(Config {
             url,
             token,
@@ -244,6 +293,7 @@ impl Config {
             timeout: Duration::from_secs(timeout),
             // A semaphore counts in u32; a larger cap is no cap anyway.
             max_upstream: max_upstream.min(u64::from(u32::MAX)) as usize,
+            catalog,
         })
     }
 }
@@ -514,6 +564,47 @@ mod tests {
             resolve(&Flags::default(), &[("FORGELENS_TIMEOUT", "soon")]),
             Err(ConfigError::Count { .. })
         ));
+    }
+
+    #[test]
+    fn catalog_sources() {
+        let c = resolve(&Flags::default(), &[("FORGELENS_CATALOG", "/c.yaml")]).unwrap();
+        assert_eq!(c.catalog, Some(CatalogSource::File("/c.yaml".into())));
+        let from_instance = Flags {
+            catalog_from_instance: true,
+            ..Flags::default()
+        };
+        let c = resolve(&from_instance, &[("HOME", "/home/u")]).unwrap();
+        assert_eq!(
+            c.catalog,
+            Some(CatalogSource::Instance {
+                cache_dir: "/home/u/.cache/forgelens".into()
+            })
+        );
+        let c = resolve(
+            &Flags::default(),
+            &[
+                ("FORGELENS_CATALOG_FROM_INSTANCE", "1"),
+                ("XDG_CACHE_HOME", "/x"),
+                ("FORGELENS_CACHE_DIR", "/c"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            c.catalog,
+            Some(CatalogSource::Instance {
+                cache_dir: "/c".into()
+            })
+        );
+        assert_eq!(
+            resolve(&from_instance, &[("FORGELENS_CATALOG", "/c.yaml")]).unwrap_err(),
+            ConfigError::CatalogConflict
+        );
+        assert_eq!(
+            resolve(&from_instance, &[]).unwrap_err(),
+            ConfigError::NoCacheDir
+        );
+        assert!(resolve(&Flags::default(), &[]).unwrap().catalog.is_none());
     }
 
     #[test]

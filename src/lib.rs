@@ -9,8 +9,10 @@
 //! - [`forge`] — the HTTP client to the forge: auth, retries, timeouts, the body cap.
 //! - [`service`] — a catalog joined to a forge client: one read or call, end to end.
 //! - [`mcp`] — the rmcp adapter and its transports.
+//! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
 //! - [`config`], [`cli`], [`lint`] — the command line around them.
 
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod engine;

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::engine::complete::Plan;
 use crate::engine::listing::Listed;
 use crate::engine::{self, Answer, Catalog, ReadOutput};
-use crate::forge::{self, ClientOptions, ForgeError, Token};
+use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
 use crate::manifest::{self, Diagnostic, Sources};
 
 /// Why a server could not start.
@@ -201,9 +201,41 @@ impl Service {
     }
 }
 
-/// Parses and compiles both manifests, naming every error with its file.
+/// Parses and compiles both manifests, and the generated catalog when there is one, naming
+/// every error with its file.
 pub fn compile(sources: &Sources) -> Result<Catalog, Vec<Diagnostic>> {
     let manifests = manifest::parse(sources)?;
+    let mut catalog = engine::compile(&manifests).map_err(|findings| {
+        findings
+            .iter()
+            .map(|f| sources.diagnostic(f))
+            .collect::<Vec<_>>()
+    })?;
+    if let Some(generated) = &sources.catalog {
+        let skipped = catalog.absorb(compile_generated(&sources.resources, generated)?);
+        for name in skipped {
+            tracing::info!(tool = %name, "a curated tool has this name; the generated one is not served");
+        }
+    }
+    Ok(catalog)
+}
+
+/// Compiles a generated catalog on its own, with the rules and error table of `resources`
+/// but none of its resources, listings or completions (they name curated tools and templates
+/// the catalog does not have).
+pub fn compile_generated(
+    resources: &manifest::Source,
+    generated: &manifest::Source,
+) -> Result<Catalog, Vec<Diagnostic>> {
+    let sources = Sources {
+        resources: resources.clone(),
+        tools: generated.clone(),
+        catalog: None,
+    };
+    let mut manifests = manifest::parse(&sources)?;
+    manifests.resources.resources.clear();
+    manifests.resources.listing.clear();
+    manifests.resources.completions.clear();
     engine::compile(&manifests)
         .map_err(|findings| findings.iter().map(|f| sources.diagnostic(f)).collect())
 }
@@ -243,8 +275,20 @@ fn filter_tools(
     }
     let mut withheld = HashMap::new();
     for tool in catalog.tools() {
-        let why = if config.read_only && !tool.annotations.read_only {
-            Some("forgelens runs read-only and this tool changes the forge".to_owned())
+        // A read-only POST (rendering) still sends a POST, which read-only mode never does.
+        let why = if config.read_only
+            && !(tool.annotations.read_only && tool.method() == Some(Method::Get))
+        {
+            Some(match tool.method() {
+                Some(Method::Get) => {
+                    "forgelens runs read-only and this tool is not marked read-only".to_owned()
+                }
+                Some(other) => format!(
+                    "forgelens runs read-only, sending only GET requests, and this tool calls {}",
+                    other.as_str()
+                ),
+                None => "forgelens runs read-only and this tool may send any method".to_owned(),
+            })
         } else if config
             .toolsets
             .as_ref()

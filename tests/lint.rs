@@ -52,6 +52,7 @@ fn lint(resources: &str, tools: &str) -> Vec<Diagnostic> {
             name: "t.yaml".into(),
             text: tools.into(),
         },
+        catalog: None,
     };
     match forgelens::service::compile(&sources) {
         Ok(_) => Vec::new(),
@@ -144,7 +145,7 @@ fn cases() -> Vec<Case> {
         r(checks::BAD_CAP, format!("{RULES}{ERRORS}defaults: {{cap: 0}}\nresources:\n{THING}"), "cap: 0"),
         t(checks::LIMIT_ABOVE_CAP, TOOLS.replace("list: {}", "list: {default_limit: 60, max_limit: 50}"), "default_limit"),
         r(checks::MUTABLE_KEY, resources(&THING.replace("cache: mutable", "cache: immutable")), "cache: immutable"),
-        t(checks::READ_ONLY_WRITE, tool("  - {name: add_thing, title: Add, toolset: things, description: Adds., call: POST /things, annotations: {read_only: true}}\n"), "add_thing"),
+        t(checks::READ_ONLY_WRITE, tool("  - {name: put_thing, title: Put, toolset: things, description: Replaces., call: PUT /things, annotations: {read_only: true}}\n"), "put_thing"),
         t(checks::DELETE_NOT_DESTRUCTIVE, tool("  - {name: drop_thing, title: Drop, toolset: things, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n"), "drop_thing"),
         r(checks::ERROR_TABLE, resources(THING).replace("rate_limited: -32603, ", ""), "  status:"),
         t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {rule: name, description: Owner.}\n      state: {type: string, enum: [open, closed], default: all, description: State.}"), "state:"),

@@ -5,9 +5,11 @@
 #[allow(dead_code)]
 mod support;
 
+mod catalog;
 mod catalog_discovery;
 mod catalog_entities;
 mod catalog_lists;
+mod catalog_serve;
 mod cli;
 mod commits;
 mod docs;
@@ -19,6 +21,7 @@ mod lifecycle;
 mod lint;
 mod paging;
 mod read_only;
+mod request_bodies;
 mod secrets;
 mod server;
 mod soak;

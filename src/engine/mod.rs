@@ -24,7 +24,7 @@ pub mod uri;
 
 use std::collections::HashMap;
 
-pub use compile::compile;
+pub use compile::{MAX_TOOL_NAME, compile};
 pub use error::{Error, ErrorTable, Reason};
 use indexmap::IndexMap;
 pub use resource::{Answer, Block, Cache, Planned, Read, ReadOutput, Resource, Slot};
@@ -74,6 +74,24 @@ impl Catalog {
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Adds the tools and toolsets of `other` (a generated catalog) after this catalog's own;
+    /// where both have a tool of the same name, this catalog's stays. Returns the names left out.
+    pub fn absorb(&mut self, other: Catalog) -> Vec<String> {
+        let mut skipped = Vec::new();
+        for tool in other.tools {
+            if self.tool_index.contains_key(&tool.name) {
+                skipped.push(tool.name);
+                continue;
+            }
+            self.tool_index.insert(tool.name.clone(), self.tools.len());
+            self.tools.push(tool);
+        }
+        for (name, description) in other.toolsets {
+            self.toolsets.entry(name).or_insert(description);
+        }
+        skipped
     }
 
     /// Keeps only the tools `keep` accepts (read-only mode, toolsets, disabled tools).

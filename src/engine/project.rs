@@ -476,28 +476,13 @@ fn is_empty(value: &Value) -> bool {
     }
 }
 
-/// Standard base64 (line breaks allowed) to UTF-8 text; `None` when it is neither.
+/// Standard base64 (the forge wraps it in lines) to UTF-8 text; `None` when it is neither.
 fn decode_base64(text: &str) -> Option<String> {
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut bytes = Vec::with_capacity(text.len() / 4 * 3);
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b'\n' | b'\r' | b' ' => continue,
-            _ => return None,
-        };
-        bits = (bits << 6) | u32::from(v);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            bytes.push((bits >> count) as u8);
-        }
-    }
+    use base64::Engine;
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()?;
     String::from_utf8(bytes).ok()
 }
 

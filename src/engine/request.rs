@@ -2,8 +2,10 @@
 //!
 //! Expansion puts each path variable in exactly one segment, percent-encoded; a `{+var}` path
 //! variable may span segments, each encoded alone. An empty value, `.` or `..` is refused in any
-//! segment, so no value can climb out of the manifest's endpoint. A query pair whose variable has
-//! no value is left out.
+//! segment, so no value can climb out of the manifest's endpoint. A segment may also join
+//! placeholders and literals (`{sha}.{type}`). A query pair whose variable has no value is left
+//! out; `name={var*}` sends one pair per element of an array (the repeated form), where
+//! `name={var}` joins them with commas.
 
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -32,6 +34,8 @@ enum Piece {
 enum QueryValue {
     Literal(String),
     Var(String),
+    /// `{var*}`: one pair per array element (the repeated form).
+    Explode(String),
 }
 
 /// The method of a request line: fixed, or an argument (`{method} /…`, for the escape hatch).
@@ -133,6 +137,9 @@ impl RequestTemplate {
             }
             let value = match value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
                 Some(var) if is_name(var) => QueryValue::Var(var.to_owned()),
+                Some(var) if var.strip_suffix('*').is_some_and(is_name) => {
+                    QueryValue::Explode(var.trim_end_matches('*').to_owned())
+                }
                 Some(_) => return Err(RequestSyntaxError::Query(pair.to_owned())),
                 None if value.contains(['{', '}']) => {
                     return Err(RequestSyntaxError::Query(pair.to_owned()));
@@ -225,7 +232,7 @@ impl RequestTemplate {
     /// Query pairs as (upstream name, variable) for those bound to a variable.
     pub fn query_vars(&self) -> impl Iterator<Item = (&str, &str)> {
         self.query.iter().filter_map(|(n, v)| match v {
-            QueryValue::Var(var) => Some((n.as_str(), var.as_str())),
+            QueryValue::Var(var) | QueryValue::Explode(var) => Some((n.as_str(), var.as_str())),
             QueryValue::Literal(_) => None,
         })
     }
@@ -296,6 +303,16 @@ impl RequestTemplate {
                         query.push((name.clone(), v));
                     }
                 }
+                QueryValue::Explode(var) => match args.get(var) {
+                    Some(Value::Array(items)) => {
+                        query.extend(items.iter().map(|v| (name.clone(), scalar_text(v))))
+                    }
+                    _ => {
+                        if let Some(v) = text_of(args, var) {
+                            query.push((name.clone(), v));
+                        }
+                    }
+                },
             }
         }
         Ok(Request {
@@ -376,6 +393,14 @@ fn check_segment(name: &str, value: &str) -> Result<(), ExpandError> {
         name: name.to_owned(),
         why,
     })
+}
+
+/// One array element as query text.
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// A value as request text: strings as they are, numbers and booleans printed, arrays joined
@@ -503,6 +528,30 @@ mod tests {
         assert_eq!(
             RequestTemplate::parse("GET /a/{x}{y}").unwrap_err(),
             RequestSyntaxError::Segment("{x}{y}".into())
+        );
+    }
+
+    #[test]
+    fn exploded_query_values_repeat_the_name() {
+        let t = RequestTemplate::parse("GET /notifications?status-types={types*}&labels={labels}")
+            .unwrap();
+        let r = t
+            .expand(&args(
+                json!({"types": ["unread", "pinned"], "labels": ["a", "b"]}),
+            ))
+            .unwrap();
+        let pairs: Vec<(&str, &str)> = r
+            .query
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("status-types", "unread"),
+                ("status-types", "pinned"),
+                ("labels", "a,b")
+            ]
         );
     }
 

@@ -2,8 +2,13 @@
 //! to it before anything is sent upstream.
 //!
 //! The checker covers the keywords the manifests use — `type`, `enum`, `pattern`, `minimum`,
-//! `maximum`, `maxLength`, `items`, `properties`, `required`, `additionalProperties: false` —
-//! so what `tools/list` announces is exactly what a call is held to.
+//! `maximum`, `maxLength`, `items`, `properties`, `required`, `additionalProperties` (`false`
+//! or a schema for the values of a map) — so what `tools/list` announces is exactly what a call
+//! is held to. Annotations (`format`, `description`, `contentEncoding`) are announced, not
+//! checked.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -50,6 +55,8 @@ pub struct Schema {
     properties: Vec<(String, Schema)>,
     required: Vec<String>,
     closed: bool,
+    /// The schema of properties `properties` does not name (the values of a map).
+    additional: Option<Box<Schema>>,
 }
 
 const TYPES: [&str; 6] = ["string", "integer", "number", "boolean", "array", "object"];
@@ -71,9 +78,7 @@ impl Schema {
         };
         let pattern = match source.get("pattern") {
             None => None,
-            Some(Value::String(p)) => {
-                Some(Regex::new(p).map_err(|e| format!("`pattern` does not compile: {e}"))?)
-            }
+            Some(Value::String(p)) => Some(pattern(p)?),
             Some(_) => return Err("`pattern` must be a string".into()),
         };
         let number = |key: &str| -> Result<Option<f64>, String> {
@@ -128,6 +133,12 @@ impl Schema {
             properties,
             required,
             closed: source.get("additionalProperties") == Some(&Value::Bool(false)),
+            additional: match source.get("additionalProperties") {
+                Some(Value::Object(inner)) => Some(Box::new(
+                    Schema::compile(inner).map_err(|e| format!("additionalProperties: {e}"))?,
+                )),
+                _ => None,
+            },
         })
     }
 
@@ -194,12 +205,33 @@ impl Schema {
                         .check(v)
                         .map_err(|e| format!("property `{name}` {e}"))?,
                     None if self.closed => return Err(format!("has unknown property `{name}`")),
-                    None => {}
+                    None => {
+                        if let Some(schema) = &self.additional {
+                            schema
+                                .check(v)
+                                .map_err(|e| format!("property `{name}` {e}"))?;
+                        }
+                    }
                 }
             }
         }
         Ok(())
     }
+}
+
+/// A compiled `pattern`. A generated catalog repeats a few patterns hundreds of times (owner
+/// and repository names), and compiling each once keeps start-up short.
+fn pattern(source: &str) -> Result<Regex, String> {
+    static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
+    let mut compiled = COMPILED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(regex) = compiled.get(source) {
+        return Ok(regex.clone());
+    }
+    let regex = Regex::new(source).map_err(|e| format!("`pattern` does not compile: {e}"))?;
+    compiled.insert(source.to_owned(), regex.clone());
+    Ok(regex)
 }
 
 /// The JSON type of a value, as JSON Schema names it.
@@ -273,6 +305,16 @@ mod tests {
                 json!({"type": "object", "required": ["a"]}),
                 json!({}),
                 Err("needs property `a`"),
+            ),
+            (
+                json!({"type": "object", "additionalProperties": {"type": "string"}}),
+                json!({"k": 1}),
+                Err("property `k` must be of type string, not integer"),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": false}}}),
+                json!({"a": {"c": 1}}),
+                Err("property `a` has unknown property `c`"),
             ),
         ];
         for (s, v, expected) in cases {

@@ -1,6 +1,8 @@
 //! A compiled tool, and the two halves of calling one: checking the arguments and building the
 //! upstream request, then shaping the answer.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 use serde_json_path::JsonPath;
 
@@ -11,7 +13,9 @@ use super::request::{Args, RequestTemplate};
 use super::resource::{LIMIT, PAGE};
 use super::schema::{Check, type_name};
 use super::text::{Cut, TextSpec};
-use crate::forge::{Accept, Body, ForgeError, Method, Request, Response};
+use crate::forge::{
+    Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response,
+};
 use crate::manifest::raw::{ArgLocation, Window as WindowKind};
 
 /// The optional argument every tool takes.
@@ -45,6 +49,8 @@ pub struct Tool {
     pub(crate) secrets: Vec<JsonPath>,
     pub(crate) project: Projection,
     pub annotations: Annotations,
+    /// How the answer is read.
+    pub(crate) accept: Accept,
 }
 
 #[derive(Debug)]
@@ -215,6 +221,28 @@ impl Tool {
     }
 }
 
+/// One multipart field; a file argument's base64 text becomes the file's bytes, named after
+/// the argument (the forge keeps that name unless the call gives another).
+fn form_part(arg: &Arg, value: &Value) -> Result<FormPart, Error> {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let value = match arg.location {
+        ArgLocation::File => FormValue::File {
+            bytes: BASE64.decode(text.trim()).map_err(|e| {
+                Error::invalid(format!("argument `{}` is not base64: {e}", arg.name))
+            })?,
+            filename: arg.name.clone(),
+        },
+        _ => FormValue::Text(text),
+    };
+    Ok(FormPart {
+        name: arg.name.clone(),
+        value,
+    })
+}
+
 impl Call<'_> {
     /// The upstream request of the call.
     pub fn request(&self) -> Result<Request, Error> {
@@ -230,12 +258,21 @@ impl Call<'_> {
             request.query.push((LIMIT.into(), page.limit.to_string()));
         }
         let mut body = Map::new();
+        let mut payload = None;
+        let mut form = Vec::new();
         for arg in &self.tool.args {
             if let Some(value) = self.args.get(&arg.name) {
                 match arg.location {
                     ArgLocation::Body => {
                         body.insert(arg.name.clone(), value.clone());
                     }
+                    ArgLocation::Payload => {
+                        payload = Some(match value {
+                            Value::String(text) => Payload::Text(text.clone()),
+                            other => Payload::Json(other.clone()),
+                        })
+                    }
+                    ArgLocation::Form | ArgLocation::File => form.push(form_part(arg, value)?),
                     ArgLocation::Query if !self.tool.call.placeholders().any(|p| p == arg.name) => {
                         let text =
                             super::request::text_of(&self.args, &arg.name).unwrap_or_default();
@@ -246,11 +283,18 @@ impl Call<'_> {
             }
         }
         if !body.is_empty() {
-            request.body = Some(Value::Object(body));
+            request.body = Some(Payload::Json(Value::Object(body)));
+        } else if !form.is_empty() {
+            request.body = Some(Payload::Multipart(form));
+        } else {
+            request.body = payload;
         }
-        if self.tool.text.as_ref().is_some_and(|t| t.from.is_none()) {
-            request.accept = Accept::Text;
-        }
+        // A bounded text answer without `from` is the body itself, read as text.
+        request.accept = if self.tool.text.as_ref().is_some_and(|t| t.from.is_none()) {
+            Accept::Text
+        } else {
+            self.tool.accept
+        };
         request.sudo = self.sudo.clone();
         Ok(request)
     }

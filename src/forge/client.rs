@@ -17,7 +17,12 @@ use std::time::{Duration, Instant};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
-use super::{Accept, Body, ForgeError, Method, Request, Response, Token};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use super::{
+    Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response, Token,
+};
 
 /// Most redirect hops followed for one GET.
 pub const MAX_REDIRECTS: usize = 5;
@@ -190,26 +195,26 @@ impl Client {
                 match request.accept {
                     Accept::Json => "application/json",
                     Accept::Text => "text/plain, */*",
+                    Accept::Binary => "*/*",
                 },
             );
             if same_origin {
                 if let Some(token) = token {
-                    let mut value = HeaderValue::from_str(&token.header_value()).map_err(|_| {
-                        ForgeError::Connect {
-                            url: self.instance().to_string(),
-                            detail: "the token contains characters a header cannot carry".into(),
-                        }
-                    })?;
-                    value.set_sensitive(true);
-                    builder = builder.header(header::AUTHORIZATION, value);
+                    builder = builder.header(header::AUTHORIZATION, self.authorization(token)?);
                 }
                 if let Some(sudo) = &request.sudo {
                     builder = builder.header("Sudo", sudo.as_str());
                 }
             }
-            if let Some(body) = &request.body {
-                builder = builder.json(body);
-            }
+            builder = match &request.body {
+                None => builder,
+                Some(Payload::Json(body)) => builder.json(body),
+                Some(Payload::Text(text)) => builder
+                    .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+                    .body(text.clone()),
+                // A form is consumed by sending, so each attempt builds its own.
+                Some(Payload::Multipart(parts)) => builder.multipart(form(parts)),
+            };
             let response = builder
                 .send()
                 .await
@@ -252,6 +257,64 @@ impl Client {
             location: url.to_string(),
             why: "too many redirects",
         })
+    }
+
+    /// The `Authorization` header of `token`, marked sensitive so no log shows it.
+    fn authorization(&self, token: &Token) -> Result<HeaderValue, ForgeError> {
+        let mut value =
+            HeaderValue::from_str(&token.header_value()).map_err(|_| ForgeError::Connect {
+                url: self.instance().to_string(),
+                detail: "the token contains characters a header cannot carry".into(),
+            })?;
+        value.set_sensitive(true);
+        Ok(value)
+    }
+
+    /// Where the instance serves its API description: `{instance}/swagger.v1.json`.
+    pub fn swagger_url(&self) -> Url {
+        let mut url = self.options.base_url.clone();
+        let path = format!("{}/swagger.v1.json", url.path().trim_end_matches('/'));
+        url.set_path(&path);
+        url.set_query(None);
+        url.set_fragment(None);
+        url
+    }
+
+    /// Fetches a document outside the API (the API description) as text: one GET, redirects
+    /// refused, the size cap and status classification as for API calls. The token goes only
+    /// to the instance's own origin.
+    pub async fn get_document(
+        &self,
+        url: &Url,
+        token: Option<&Token>,
+    ) -> Result<String, ForgeError> {
+        let mut request = Request::get(url.path());
+        request.accept = Accept::Text;
+        let mut builder = self.http.get(url.clone());
+        if let Some(token) = token.filter(|_| url.origin() == self.api.origin()) {
+            builder = builder.header(header::AUTHORIZATION, self.authorization(token)?);
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&request, &e))?;
+        if response.status().is_redirection() {
+            return Err(ForgeError::Redirect {
+                request: url.to_string(),
+                location: response
+                    .headers()
+                    .get(header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned(),
+                why: "documents are fetched without following redirects",
+            });
+        }
+        match self.read(&request, response).await?.body {
+            Body::Text(text) => Ok(text),
+            Body::Json(value) => Ok(value.to_string()),
+            Body::Empty => Ok(String::new()),
+        }
     }
 
     fn url_for(&self, request: &Request) -> Url {
@@ -315,6 +378,7 @@ impl Client {
                     }
                 })?),
                 Accept::Text => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                Accept::Binary => Body::Text(BASE64.encode(&bytes)),
             }
         };
         Ok(Response {
@@ -384,6 +448,21 @@ fn api_root(base: &Url) -> Url {
     api.set_query(None);
     api.set_fragment(None);
     api
+}
+
+/// The multipart form of `parts`, files with their names and a generic content type.
+fn form(parts: &[FormPart]) -> reqwest::multipart::Form {
+    parts
+        .iter()
+        .fold(reqwest::multipart::Form::new(), |form, part| {
+            match &part.value {
+                FormValue::Text(text) => form.text(part.name.clone(), text.clone()),
+                FormValue::File { bytes, filename } => form.part(
+                    part.name.clone(),
+                    reqwest::multipart::Part::bytes(bytes.clone()).file_name(filename.clone()),
+                ),
+            }
+        })
 }
 
 fn reqwest_method(method: Method) -> reqwest::Method {

@@ -55,6 +55,36 @@ pub enum Accept {
     Json,
     /// Raw text (a file's content, a diff, a log).
     Text,
+    /// Any bytes (an archive), returned base64-encoded as text.
+    Binary,
+}
+
+/// What a request sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// A JSON document (`application/json`).
+    Json(Value),
+    /// Plain text (`text/plain`).
+    Text(String),
+    /// A `multipart/form-data` form.
+    Multipart(Vec<FormPart>),
+}
+
+/// One part of a multipart form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormPart {
+    pub name: String,
+    pub value: FormValue,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormValue {
+    Text(String),
+    /// A file upload: its bytes and the file name the form gives it.
+    File {
+        bytes: Vec<u8>,
+        filename: String,
+    },
 }
 
 /// One upstream request, fully expanded: the path is encoded and relative to `/api/v1`.
@@ -63,7 +93,7 @@ pub struct Request {
     pub method: Method,
     pub path: String,
     pub query: Vec<(String, String)>,
-    pub body: Option<Value>,
+    pub body: Option<Payload>,
     pub accept: Accept,
     /// Act as this user (`Sudo` header; needs an admin token).
     pub sudo: Option<String>,

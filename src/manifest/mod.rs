@@ -57,11 +57,13 @@ impl Source {
     }
 }
 
-/// Both manifests' sources.
+/// Both manifests' sources, and a generated catalog's when one is served.
 #[derive(Debug, Clone)]
 pub struct Sources {
     pub resources: Source,
     pub tools: Source,
+    /// Tools generated from a swagger, in the `tools.yaml` form (see `catalog`).
+    pub catalog: Option<Source>,
 }
 
 impl Sources {
@@ -69,6 +71,7 @@ impl Sources {
         Sources {
             resources: Source::builtin(FileId::Resources),
             tools: Source::builtin(FileId::Tools),
+            catalog: None,
         }
     }
 
@@ -106,6 +109,11 @@ pub fn parse(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
         (Ok(resources), Ok(tools)) => Ok(Manifests { resources, tools }),
         (r, t) => Err(r.err().into_iter().chain(t.err()).collect()),
     }
+}
+
+/// Parses a tool manifest alone (a generated catalog).
+pub fn parse_tools(source: &Source) -> Result<raw::ToolManifest, Diagnostic> {
+    parse_one(source)
 }
 
 fn parse_one<T: DeserializeOwned>(source: &Source) -> Result<T, Diagnostic> {

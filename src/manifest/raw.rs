@@ -313,6 +313,19 @@ pub struct ToolDef {
     pub project: Option<Projection>,
     /// Overrides of the annotations derived from the method.
     pub annotations: Option<AnnotationsDef>,
+    /// How the answer is read (default: JSON).
+    pub accept: Option<AcceptDef>,
+}
+
+/// How a tool reads the forge's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcceptDef {
+    Json,
+    /// The answer is text (a diff, a raw file, rendered HTML): the result is that string.
+    Text,
+    /// The answer is any bytes (an archive): the result is them, base64-encoded.
+    Binary,
 }
 
 #[derive(Debug, Deserialize)]
@@ -344,6 +357,9 @@ pub struct ArgDef {
     pub maximum: Option<i64>,
     pub pattern: Option<Spanned<String>>,
     pub max_length: Option<usize>,
+    /// A whole JSON Schema (nested objects, arrays of objects), instead of `type` and the
+    /// keywords beside it.
+    pub schema: Option<Spanned<Value>>,
     /// Where the value goes upstream; derived from `call` when left out (body for the rest).
     #[serde(rename = "in")]
     pub location: Option<ArgLocation>,
@@ -354,7 +370,14 @@ pub struct ArgDef {
 pub enum ArgLocation {
     Path,
     Query,
+    /// One field of the JSON body.
     Body,
+    /// The whole request body: JSON, or `text/plain` when the value is a string.
+    Payload,
+    /// One text field of a `multipart/form-data` body.
+    Form,
+    /// One file of a `multipart/form-data` body; the value is its content, base64-encoded.
+    File,
 }
 
 #[derive(Debug, Default, Deserialize)]

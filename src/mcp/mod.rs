@@ -20,6 +20,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use crate::engine::{Catalog, Tool};
 use crate::forge::Token;
 use crate::service::{CallError, Service};
 
@@ -235,17 +236,7 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let all: Vec<_> = self
-            .service
-            .catalog()
-            .tools()
-            .iter()
-            .map(convert::tool)
-            .collect();
-        let (items, next) = convert::page(all, cursor(&request))?;
-        let mut result = ListToolsResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+        tools_page(self.service.catalog(), cursor(&request))
     }
 
     async fn call_tool(
@@ -343,6 +334,15 @@ fn capabilities() -> ServerCapabilities {
     tools.list_changed = Some(false);
     capabilities.tools = Some(tools);
     capabilities
+}
+
+/// One page of `tools/list`: the page is cut first, so only its tools are converted.
+pub fn tools_page(catalog: &Catalog, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+    let all: Vec<&Tool> = catalog.tools().iter().collect();
+    let (page, next) = convert::page(all, cursor)?;
+    let mut result = ListToolsResult::with_all_items(page.into_iter().map(convert::tool).collect());
+    result.next_cursor = next;
+    Ok(result)
 }
 
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {

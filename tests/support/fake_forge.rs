@@ -39,6 +39,8 @@ pub struct Logged {
     pub query: Vec<(String, String)>,
     pub headers: HashMap<String, String>,
     pub body: Option<Value>,
+    /// The body as sent (a text or multipart body is no JSON).
+    pub raw_body: Vec<u8>,
 }
 
 impl Logged {
@@ -108,6 +110,8 @@ struct World {
     private_repos: HashSet<String>,
     delays: HashMap<String, Duration>,
     gates: HashMap<String, Arc<tokio::sync::Semaphore>>,
+    /// Documents outside `/api/v1` (the API description), by path.
+    documents: HashMap<String, String>,
     log: Vec<Logged>,
     /// Paths whose answer was dropped before it was complete (the client went away).
     abandoned: Vec<String>,
@@ -220,6 +224,16 @@ impl FakeForge {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Serves `text` at `path` outside `/api/v1` (e.g. `/swagger.v1.json`).
+    pub fn document(&self, path: &str, text: &str) -> &FakeForge {
+        self.world
+            .lock()
+            .unwrap()
+            .documents
+            .insert(path.to_owned(), text.to_owned());
+        self
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Logged> {
         self.world.lock().unwrap().log.clone()
@@ -261,6 +275,7 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
         path: path.clone(),
         done: false,
     };
+    let document = world.lock().unwrap().documents.get(&raw_path).cloned();
     let (reply, private, delay, gate, counter) = {
         let mut w = world.lock().unwrap();
         // A sequence answers with its first reply and keeps the rest for the next requests.
@@ -278,6 +293,7 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
                 .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
                 .collect(),
             body: serde_json::from_slice(&bytes).ok(),
+            raw_body: bytes.to_vec(),
         });
         let private = w
             .private_repos
@@ -299,6 +315,9 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
     }
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
+    }
+    if let Some(text) = document {
+        return ([("content-type", "application/json")], text).into_response();
     }
     if !raw_path.starts_with("/api/v1/") {
         return not_found(&raw_path);

@@ -2,6 +2,8 @@
 //! input and output schemas announced in `tools/list`.
 
 use indexmap::IndexMap;
+use std::sync::LazyLock;
+
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
@@ -12,10 +14,10 @@ use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
 use crate::engine::tool::{Annotations, Arg, SUDO, SUDO_PATTERN, Tool, ToolList};
-use crate::forge::Method;
+use crate::forge::{Accept, Method};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
-use crate::manifest::raw::{self, ArgLocation};
+use crate::manifest::raw::{self, AcceptDef, ArgLocation};
 use crate::manifest::{FileId, Pos};
 
 impl Compiler {
@@ -29,9 +31,10 @@ impl Compiler {
         let before = self.findings.len();
         let name = &def.name.value;
         let name_pos = Pos::of(file, &def.name);
-        let snake =
-            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles");
-        if !snake.is_match(name) || name.len() > MAX_TOOL_NAME {
+        static SNAKE: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles")
+        });
+        if !SNAKE.is_match(name) || name.len() > MAX_TOOL_NAME {
             self.push(name_pos, checks::TOOL_NAME, format!(
                 "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
             ));
@@ -115,14 +118,23 @@ impl Compiler {
             annotations.idempotent = a.idempotent.unwrap_or(annotations.idempotent);
             annotations.open_world = a.open_world.unwrap_or(annotations.open_world);
         }
-        if annotations.read_only && !call.method.is_get() {
+        // POST is also how some forges compute without changing anything (rendering markdown).
+        if annotations.read_only && !matches!(call.method.fixed(), Some(Method::Get | Method::Post))
+        {
             self.push(
                 name_pos,
                 checks::READ_ONLY_WRITE,
                 format!(
-                    "tool `{name}` calls {} but is marked read-only; only GET tools may be",
-                    call.as_str()
+                    "tool `{name}` calls {} but is marked read-only; only GET and POST tools may be",
+                    call.method.fixed().map_or("a method of the caller's choosing", |m| m.as_str())
                 ),
+            );
+        }
+        if let Some(message) = body_conflict(&args) {
+            self.push(
+                name_pos,
+                checks::BAD_ARGUMENT,
+                format!("tool `{name}`: {message}"),
             );
         }
         if call.method.fixed() == Some(Method::Delete) && !annotations.destructive {
@@ -152,6 +164,11 @@ impl Compiler {
             secrets,
             project,
             annotations,
+            accept: match def.accept {
+                None | Some(AcceptDef::Json) => Accept::Json,
+                Some(AcceptDef::Text) => Accept::Text,
+                Some(AcceptDef::Binary) => Accept::Binary,
+            },
         })
     }
 
@@ -210,7 +227,10 @@ impl Compiler {
                 let consistent = match explicit {
                     ArgLocation::Path => in_path,
                     ArgLocation::Query => !in_path,
-                    ArgLocation::Body => !in_path && !in_query,
+                    ArgLocation::Body
+                    | ArgLocation::Payload
+                    | ArgLocation::Form
+                    | ArgLocation::File => !in_path && !in_query,
                 };
                 if !consistent {
                     self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}` is declared `in: {explicit:?}` but `{}` places it elsewhere", call.as_str()));
@@ -226,6 +246,9 @@ impl Compiler {
             }
             None => ArgLocation::Body,
         };
+        if let Some(schema) = &a.schema {
+            return self.schema_argument(name, def, schema, location, in_path);
+        }
         let check = match (&a.rule, &a.kind) {
             (Some(rule), None) => Check::Rule(self.rule(file, rule)?),
             (None, Some(_)) => {
@@ -392,4 +415,117 @@ fn describe_tool(base: &str, list: Option<&ToolList>) -> String {
         ));
     }
     d
+}
+
+// Arguments with a whole JSON Schema, and the request bodies they make (the generated catalog
+// needs both; any manifest may use them).
+impl Compiler {
+    /// An argument declared with `schema:`: the schema alone says what the value may be.
+    fn schema_argument(
+        &mut self,
+        name: &str,
+        def: &Spanned<raw::ArgDef>,
+        schema: &Spanned<Value>,
+        location: ArgLocation,
+        in_path: bool,
+    ) -> Option<Arg> {
+        let pos = Pos::of(FileId::Tools, def);
+        let a = &def.value;
+        let beside = a.rule.is_some()
+            || a.kind.is_some()
+            || a.values.is_some()
+            || a.items.is_some()
+            || a.minimum.is_some()
+            || a.maximum.is_some()
+            || a.pattern.is_some()
+            || a.max_length.is_some();
+        let compiled = match &schema.value {
+            _ if beside => Err(
+                "`schema` replaces `rule`, `type` and their keywords; keep only `schema`".into(),
+            ),
+            Value::Object(map) => Schema::compile(map),
+            _ => Err("`schema` must be a JSON Schema object".into()),
+        };
+        let check = match compiled {
+            Ok(s) => Check::Schema(s),
+            Err(e) => {
+                self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
+                return None;
+            }
+        };
+        if location == ArgLocation::File && check.schema().get("type") != Some(&json!("string")) {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("file argument `{name}` carries base64 text: give it `type: string`"),
+            );
+            return None;
+        }
+        if let Some(default) = &a.default
+            && let Err(e) = check.check(default)
+        {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("the default of `{name}` {e}"),
+            );
+            return None;
+        }
+        Some(Arg {
+            name: name.to_owned(),
+            description: a.description.trim().to_owned(),
+            check,
+            location,
+            required: in_path || a.required.unwrap_or(false),
+            default: a.default.clone(),
+        })
+    }
+}
+
+/// Why the arguments cannot make one request body: a JSON body, a whole payload and a multipart
+/// form exclude one another, and there is only one payload.
+fn body_conflict(args: &[Arg]) -> Option<String> {
+    let named = |location: ArgLocation| -> Vec<&str> {
+        args.iter()
+            .filter(|a| a.location == location)
+            .map(|a| a.name.as_str())
+            .collect()
+    };
+    let fields = named(ArgLocation::Body);
+    let payloads = named(ArgLocation::Payload);
+    let mut form = named(ArgLocation::Form);
+    form.extend(named(ArgLocation::File));
+    let quote = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if payloads.len() > 1 {
+        return Some(format!(
+            "only one argument can be the whole body (`in: payload`), not {}",
+            quote(&payloads)
+        ));
+    }
+    let kinds = [
+        ("JSON body fields", &fields),
+        ("a payload", &payloads),
+        ("multipart fields", &form),
+    ];
+    let present: Vec<_> = kinds
+        .iter()
+        .filter(|(_, names)| !names.is_empty())
+        .collect();
+    if present.len() > 1 {
+        let described: Vec<String> = present
+            .iter()
+            .map(|(what, names)| format!("{what} ({})", quote(names)))
+            .collect();
+        return Some(format!(
+            "a request has one body; these arguments make {}",
+            described.join(" and ")
+        ));
+    }
+    None
 }
