@@ -27,4 +27,5 @@ mod server;
 mod soak;
 mod tool_guards;
 mod tools_read;
+mod tools_text;
 mod tools_write;

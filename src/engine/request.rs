@@ -395,8 +395,8 @@ fn check_segment(name: &str, value: &str) -> Result<(), ExpandError> {
     })
 }
 
-/// One array element as query text.
-fn scalar_text(value: &Value) -> String {
+/// One array element or map value as query text.
+pub fn scalar_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -56,6 +56,8 @@ pub struct Tool {
 #[derive(Debug)]
 pub(crate) struct Arg {
     pub name: String,
+    /// The name the value has upstream (in the body, query or form).
+    pub field: String,
     /// The manifest's words, announced in the input schema.
     pub description: String,
     pub check: Check,
@@ -238,7 +240,7 @@ fn form_part(arg: &Arg, value: &Value) -> Result<FormPart, Error> {
         _ => FormValue::Text(text),
     };
     Ok(FormPart {
-        name: arg.name.clone(),
+        name: arg.field.clone(),
         value,
     })
 }
@@ -264,7 +266,7 @@ impl Call<'_> {
             if let Some(value) = self.args.get(&arg.name) {
                 match arg.location {
                     ArgLocation::Body => {
-                        body.insert(arg.name.clone(), value.clone());
+                        body.insert(arg.field.clone(), value.clone());
                     }
                     ArgLocation::Payload => {
                         payload = Some(match value {
@@ -273,10 +275,20 @@ impl Call<'_> {
                         })
                     }
                     ArgLocation::Form | ArgLocation::File => form.push(form_part(arg, value)?),
+                    // An object spreads into one pair per entry (a free-form query).
                     ArgLocation::Query if !self.tool.call.placeholders().any(|p| p == arg.name) => {
-                        let text =
-                            super::request::text_of(&self.args, &arg.name).unwrap_or_default();
-                        request.query.push((arg.name.clone(), text));
+                        match value {
+                            Value::Object(pairs) => request.query.extend(
+                                pairs
+                                    .iter()
+                                    .map(|(k, v)| (k.clone(), super::request::scalar_text(v))),
+                            ),
+                            _ => {
+                                let text = super::request::text_of(&self.args, &arg.name)
+                                    .unwrap_or_default();
+                                request.query.push((arg.field.clone(), text));
+                            }
+                        }
                     }
                     ArgLocation::Path | ArgLocation::Query => {}
                 }

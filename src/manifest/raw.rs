@@ -363,6 +363,9 @@ pub struct ArgDef {
     /// Where the value goes upstream; derived from `call` when left out (body for the rest).
     #[serde(rename = "in")]
     pub location: Option<ArgLocation>,
+    /// The name the forge gives this value in the body, query or form, when it differs from
+    /// the argument's (two values the forge names alike, as a path's `owner` and a body's).
+    pub field: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

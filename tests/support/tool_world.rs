@@ -89,7 +89,8 @@ pub fn sample_args(tool: &str, required: &[String]) -> Result<Value, String> {
                 "tag" => json!("v1.2.0"),
                 "filepath" => json!("src"),
                 "basehead" => json!("main...feature"),
-                "pageName" => json!("Home"),
+                "pageName" | "page_name" => json!("Home"),
+                "job_id" => json!(42),
                 "variablename" => json!("DEPLOY_ENV"),
                 "q" => json!("widget"),
                 other => return Err(format!("{tool}: no sample value for `{other}`")),
@@ -104,6 +105,7 @@ pub fn sample_args(tool: &str, required: &[String]) -> Result<Value, String> {
 const OVERRIDES: &[(&str, &str, &str)] = &[
     ("get_repo_tree", "sha", "main"),
     ("get_file_metadata", "filepath", "src/lib.rs"),
+    ("get_file_contents", "filepath", "src/lib.rs"),
 ];
 
 /// Registers every answer of this world.
@@ -111,6 +113,24 @@ pub fn populate(forge: &FakeForge) {
     let r = |path: &str, reply: Reply| {
         forge.route("GET", path, reply);
     };
+    // Text answers: a file, a pull request's and a commit's diff, a job's log, a wiki page.
+    let diff = "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n";
+    r(
+        "/repos/acme/widgets/raw/src/lib.rs",
+        Reply::Text("fn main() {}\n".into()),
+    );
+    r(
+        "/repos/acme/widgets/pulls/12.diff",
+        Reply::Text(diff.into()),
+    );
+    r(
+        &format!("/repos/acme/widgets/git/commits/{SHA}.diff"),
+        Reply::Text(diff.into()),
+    );
+    r(
+        "/repos/acme/widgets/actions/jobs/42/logs",
+        Reply::Text("step 1\nstep 2\n".into()),
+    );
     let list = |items: Vec<Value>| Reply::List { items, link: false };
     let linked = |items: Vec<Value>| Reply::List { items, link: true };
     let paged_object = |body: Value, inner: &str| Reply::PagedObject {

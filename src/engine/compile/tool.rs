@@ -220,7 +220,9 @@ impl Compiler {
         let file = FileId::Tools;
         let pos = Pos::of(file, def);
         let a = &def.value;
-        let in_path = call.path_vars().any(|v| v == name);
+        // The request line consumes path placeholders and a `{method}` placeholder.
+        let in_path = call.path_vars().any(|v| v == name)
+            || matches!(&call.method, crate::engine::request::MethodSpec::Var(m) if m == name);
         let in_query = call.query_vars().any(|(_, v)| v == name);
         let location = match a.location {
             Some(explicit) => {
@@ -246,6 +248,14 @@ impl Compiler {
             }
             None => ArgLocation::Body,
         };
+        if a.field.is_some() && matches!(location, ArgLocation::Path | ArgLocation::Payload) {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("argument `{name}` has no upstream name to rename: drop `field`"),
+            );
+            return None;
+        }
         if let Some(schema) = &a.schema {
             return self.schema_argument(name, def, schema, location, in_path);
         }
@@ -298,10 +308,12 @@ impl Compiler {
         }
         Some(Arg {
             name: name.to_owned(),
+            field: a.field.clone().unwrap_or_else(|| name.to_owned()),
             description: a.description.trim().to_owned(),
             check,
             location,
-            required: in_path || a.required.unwrap_or(false),
+            // A placeholder with a default (a `{method}`) may be left out.
+            required: (in_path && a.default.is_none()) || a.required.unwrap_or(false),
             default: a.default.clone(),
         })
     }
@@ -473,6 +485,7 @@ impl Compiler {
         }
         Some(Arg {
             name: name.to_owned(),
+            field: a.field.clone().unwrap_or_else(|| name.to_owned()),
             description: a.description.trim().to_owned(),
             check,
             location,
