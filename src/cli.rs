@@ -279,6 +279,10 @@ pub enum Format {
 pub struct LintArgs {
     #[command(flatten)]
     pub manifests: ManifestArgs,
+    /// Also check every upstream request against this Swagger 2.0 spec (the instance's
+    /// `/swagger.v1.json`): each endpoint and method exists, and each query parameter.
+    #[arg(long, value_name = "FILE")]
+    pub swagger: Option<PathBuf>,
     /// Output format: one line per finding, or a JSON array.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

@@ -1,13 +1,22 @@
 //! `forgelens manifest-lint`: every finding of the manifests, one per line
 //! (`FILE:LINE:COL: error[FLnnn]: message`) or as a JSON array, then a summary.
 //!
+//! With `--swagger`, every upstream request of the compiled catalog is also checked against the
+//! spec: the path exists with that method (FL031), and every query parameter the request can
+//! carry is one of the operation's (FL032).
+//!
 //! Exit 0 when there are no errors (warnings allowed), 1 when there are, 2 when a file cannot be
 //! read.
 
 use std::process::ExitCode;
 
+use crate::catalog::swagger::{PathItem, Spec};
 use crate::cli::{Format, LintArgs};
-use crate::manifest::Diagnostic;
+use crate::engine::Catalog;
+use crate::engine::request::RequestTemplate;
+use crate::manifest::checks::{self, Code};
+use crate::manifest::diagnostic::did_you_mean;
+use crate::manifest::{Diagnostic, Finding, Pos, Sources};
 use crate::service;
 
 pub fn run(args: &LintArgs) -> ExitCode {
@@ -18,8 +27,24 @@ pub fn run(args: &LintArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let spec = match &args.swagger {
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| Spec::parse(&t).map_err(|e| e.to_string()))
+        {
+            Ok(spec) => Some(spec),
+            Err(e) => {
+                eprintln!(
+                    "forgelens: cannot use {} as a swagger spec: {e}",
+                    path.display()
+                );
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     let diagnostics = match service::compile(&sources) {
-        Ok(_) => Vec::new(),
+        Ok(catalog) => spec.map_or_else(Vec::new, |spec| against_spec(&catalog, &spec, &sources)),
         Err(d) => d,
     };
     report(
@@ -27,6 +52,135 @@ pub fn run(args: &LintArgs) -> ExitCode {
         args.format,
         &[&sources.resources.name, &sources.tools.name],
     )
+}
+
+/// The findings of checking every upstream request of `catalog` against `spec`.
+pub fn against_spec(catalog: &Catalog, spec: &Spec, sources: &Sources) -> Vec<Diagnostic> {
+    let mut findings = Vec::new();
+    for resource in catalog.resources() {
+        for (request, added) in resource.upstream() {
+            check(spec, request, added, resource.pos, &mut findings);
+        }
+    }
+    for tool in catalog.tools() {
+        let (request, added) = tool.upstream();
+        check(spec, request, &added, tool.pos, &mut findings);
+    }
+    findings.sort_by(|a, b| a.pos.cmp(&b.pos).then(a.code.cmp(&b.code)));
+    findings.dedup();
+    findings.iter().map(|f| sources.diagnostic(f)).collect()
+}
+
+fn check(spec: &Spec, request: &RequestTemplate, added: &[&str], pos: Pos, out: &mut Vec<Finding>) {
+    let mut push = |code: Code, message: String| out.push(Finding { pos, code, message });
+    // A method chosen by the caller (the escape hatch) reaches endpoints on purpose.
+    let Some(method) = request.method.fixed() else {
+        return;
+    };
+    let ours = request.path_pattern();
+    let Some((path, item)) = best_match(spec, &ours) else {
+        let hint = did_you_mean(&ours, spec.paths.keys().map(String::as_str));
+        push(
+            checks::SWAGGER_ENDPOINT,
+            format!(
+                "`{}`: the spec has no path like `{ours}`{hint}",
+                request.as_str()
+            ),
+        );
+        return;
+    };
+    let Some((_, op)) = item.operations().find(|(m, _)| *m == method) else {
+        let has: Vec<&str> = item.operations().map(|(m, _)| m.as_str()).collect();
+        push(
+            checks::SWAGGER_ENDPOINT,
+            format!(
+                "`{}`: the spec's `{path}` has no {}; it has {}",
+                request.as_str(),
+                method.as_str(),
+                has.join(", ")
+            ),
+        );
+        return;
+    };
+    let Ok(params) = spec.parameters(item, op) else {
+        return;
+    };
+    let query: Vec<&str> = params
+        .iter()
+        .filter(|p| p.location == "query")
+        .map(|p| p.name.as_str())
+        .collect();
+    for name in request.query_names().chain(added.iter().copied()) {
+        if !query.contains(&name) {
+            let hint = did_you_mean(name, query.iter().copied());
+            push(
+                checks::SWAGGER_PARAMETER,
+                format!(
+                    "`{}`: query parameter `{name}` of {} `{path}` is not in the spec{hint}",
+                    request.as_str(),
+                    method.as_str()
+                ),
+            );
+        }
+    }
+}
+
+/// The spec path `ours` is an instance of, preferring the one with the most literal segments
+/// (`/issues/comments/{id}` over `/issues/{index}/{x}`).
+fn best_match<'s>(spec: &'s Spec, ours: &str) -> Option<(&'s str, &'s PathItem)> {
+    let our_segments: Vec<String> = ours.split('/').map(sample).collect();
+    spec.paths
+        .iter()
+        .filter_map(|(path, item)| {
+            let theirs: Vec<&str> = path.split('/').collect();
+            if theirs.len() != our_segments.len() {
+                return None;
+            }
+            let mut literal = 0;
+            for (t, o) in theirs.iter().zip(&our_segments) {
+                if !segment_matches(t, o) {
+                    return None;
+                }
+                if !t.contains('{') {
+                    literal += 1;
+                }
+            }
+            Some((literal, path.as_str(), item))
+        })
+        .max_by_key(|(literal, _, _)| *literal)
+        .map(|(_, path, item)| (path, item))
+}
+
+/// One of our segments with each placeholder replaced by a sample value.
+fn sample(segment: &str) -> String {
+    let mut out = String::new();
+    let mut rest = segment;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+        out.push('\u{1}');
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether a spec segment (literal text and `{name}` placeholders) matches our sampled one; a
+/// placeholder matches one or more characters.
+fn segment_matches(spec: &str, ours: &str) -> bool {
+    match spec.find('{') {
+        None => spec == ours,
+        Some(open) => {
+            let Some(literal) = ours.strip_prefix(&spec[..open]) else {
+                return false;
+            };
+            let close = spec[open..].find('}').map_or(spec.len(), |c| open + c + 1);
+            let after = &spec[close..];
+            (1..=literal.len())
+                .filter(|&i| literal.is_char_boundary(i))
+                .any(|i| segment_matches(after, &literal[i..]))
+        }
+    }
 }
 
 /// Prints the findings and returns the exit code they call for.
@@ -54,5 +208,26 @@ fn report(diagnostics: &[Diagnostic], format: Format, files: &[&str]) -> ExitCod
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_match_with_placeholders() {
+        let cases = [
+            ("comments", "comments", true),
+            ("{id}", "\u{1}", true),
+            ("{id}", "comments", true),
+            ("{index}.{diffType}", "\u{1}.diff", true),
+            ("{index}.{diffType}", "\u{1}", false),
+            ("labels", "lables", false),
+        ];
+        for (spec, ours, expected) in cases {
+            assert_eq!(segment_matches(spec, ours), expected, "{spec} {ours:?}");
+        }
+        assert_eq!(sample("{sha}.{kind}"), "\u{1}.\u{1}");
     }
 }

@@ -27,6 +27,8 @@ pub const LIMIT: &str = "limit";
 #[derive(Debug)]
 pub struct Resource {
     pub name: String,
+    /// Where the resource's `fetch` is written, for findings about its requests.
+    pub pos: crate::manifest::Pos,
     pub title: String,
     /// The manifest's description followed by the derived statement of bounds and caching.
     pub description: String,
@@ -265,6 +267,42 @@ impl Resource {
         }
     }
 
+    /// Every request the resource may send, with the query names forgelens adds to it (the
+    /// paging of a list or of an embed paged upstream).
+    pub fn upstream(&self) -> Vec<(&RequestTemplate, &'static [&'static str])> {
+        const PAGING: &[&str] = &[PAGE, LIMIT];
+        let list_paging: &[&str] = match &self.shape {
+            Shape::List {
+                window: WindowKind::Upstream,
+                ..
+            } => PAGING,
+            _ => &[],
+        };
+        let mut all: Vec<(&RequestTemplate, &[&str])> = vec![(&self.fetch, list_paging)];
+        all.extend(self.fallbacks.iter().map(|(t, _)| (t, list_paging)));
+        all.extend(self.with.iter().map(|(_, t)| (t, &[] as &[&str])));
+        for embed in self.embeds() {
+            if let EmbedSource::Fetch(t) = &embed.source {
+                all.push((
+                    t,
+                    if embed.window == WindowKind::Upstream {
+                        PAGING
+                    } else {
+                        &[]
+                    },
+                ));
+            }
+        }
+        all
+    }
+
+    fn embeds(&self) -> &[Embed] {
+        match &self.shape {
+            Shape::Entity { embeds, .. } => embeds,
+            Shape::List { .. } => &[],
+        }
+    }
+
     /// Every request template the resource may send: primary, fallbacks, `with:`, embeds.
     pub fn request_templates(&self) -> Vec<&RequestTemplate> {
         let mut all = vec![&self.fetch];
@@ -347,10 +385,7 @@ impl Read<'_> {
     }
 
     fn embeds(&self) -> &[Embed] {
-        match &self.resource.shape {
-            Shape::Entity { embeds, .. } => embeds,
-            Shape::List { .. } => &[],
-        }
+        self.resource.embeds()
     }
 
     /// The next requests given every answer so far: a fallback after a 404, the tail pages of

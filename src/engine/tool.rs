@@ -36,6 +36,8 @@ fn is_user_name(s: &str) -> bool {
 #[derive(Debug)]
 pub struct Tool {
     pub name: String,
+    /// Where the tool's `call` is written, for findings about its request.
+    pub pos: crate::manifest::Pos,
     pub title: String,
     /// The manifest's description followed by the derived notes on paging and `sudo`.
     pub description: String,
@@ -56,6 +58,8 @@ pub struct Tool {
 #[derive(Debug)]
 pub(crate) struct Arg {
     pub name: String,
+    /// Read by forgelens itself (a text range, a diff's file), never sent upstream.
+    pub local: bool,
     /// The name the value has upstream (in the body, query or form).
     pub field: String,
     /// The manifest's words, announced in the input schema.
@@ -72,6 +76,8 @@ pub(crate) struct ToolList {
     pub default_limit: u64,
     pub max_limit: u64,
     pub window: WindowKind,
+    /// Only `page` is sent: the forge's page size is fixed (and is `max_limit`).
+    pub page_only: bool,
 }
 
 /// MCP tool annotations, derived from the method unless the manifest overrides them.
@@ -109,6 +115,32 @@ pub struct Call<'c> {
 }
 
 impl Tool {
+    /// The upstream request and every query name a call may add to it: arguments sent in the
+    /// query (by their upstream names) and the paging of a list.
+    pub fn upstream(&self) -> (&RequestTemplate, Vec<&str>) {
+        let mut names: Vec<&str> = self
+            .args
+            .iter()
+            .filter(|a| {
+                !a.local
+                    && a.location == ArgLocation::Query
+                    && !self.call.placeholders().any(|p| p == a.name)
+            })
+            .map(|a| a.field.as_str())
+            .collect();
+        if let Some(list) = self
+            .list
+            .as_ref()
+            .filter(|l| l.window == WindowKind::Upstream)
+        {
+            names.push(PAGE);
+            if !list.page_only {
+                names.push(LIMIT);
+            }
+        }
+        (&self.call, names)
+    }
+
     /// The method of the upstream call (`None` when the caller chooses it).
     pub fn method(&self) -> Option<Method> {
         self.call.method.fixed()
@@ -141,23 +173,22 @@ impl Tool {
             if let Some(list) = &self.list
                 && (name == PAGE || name == LIMIT)
             {
-                let max = if name == PAGE {
-                    u64::MAX
-                } else {
-                    list.max_limit
+                // A `page_only` list's limit is the forge's page size or nothing.
+                let (min, max) = match (name == PAGE, list.page_only) {
+                    (true, _) => (1, u64::MAX),
+                    (false, true) => (list.max_limit, list.max_limit),
+                    (false, false) => (1, list.max_limit),
                 };
                 let n = value
                     .as_u64()
-                    .filter(|n| (1..=max).contains(n))
+                    .filter(|n| (min..=max).contains(n))
                     .ok_or_else(|| {
-                        Error::invalid(format!(
-                            "argument `{name}` must be an integer from 1{}, not {value}",
-                            if name == LIMIT {
-                                format!(" to {max}")
-                            } else {
-                                String::new()
-                            }
-                        ))
+                        let range = match (name == PAGE, min == max) {
+                            (true, _) => "an integer from 1".to_owned(),
+                            (false, true) => format!("{max} (the forge's fixed page size)"),
+                            (false, false) => format!("an integer from 1 to {max}"),
+                        };
+                        Error::invalid(format!("argument `{name}` must be {range}, not {value}"))
                     })?;
                 if name == PAGE {
                     page = Some(n)
@@ -257,12 +288,14 @@ impl Call<'_> {
             && list.window == WindowKind::Upstream
         {
             request.query.push((PAGE.into(), page.page.to_string()));
-            request.query.push((LIMIT.into(), page.limit.to_string()));
+            if !list.page_only {
+                request.query.push((LIMIT.into(), page.limit.to_string()));
+            }
         }
         let mut body = Map::new();
         let mut payload = None;
         let mut form = Vec::new();
-        for arg in &self.tool.args {
+        for arg in self.tool.args.iter().filter(|a| !a.local) {
             if let Some(value) = self.args.get(&arg.name) {
                 match arg.location {
                     ArgLocation::Body => {

@@ -337,6 +337,10 @@ pub struct ToolListDef {
     pub window: Window,
     /// JSONPath of the array in the answer (default: the answer itself).
     pub from: Option<Spanned<String>>,
+    /// The forge pages this list by a size of its own and takes only `page`: the tool's
+    /// `limit` is fixed to that size (`default_limit` = `max_limit`) and not sent.
+    #[serde(default)]
+    pub page_only: bool,
 }
 
 /// One tool argument: a rule reference or an inline JSON-Schema-like type.

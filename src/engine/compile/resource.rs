@@ -176,6 +176,7 @@ impl Compiler {
         );
         Some(Resource {
             name: def.name.value.clone(),
+            pos: Pos::of(FILE, &def.fetch),
             title: def.title.clone(),
             description,
             template,

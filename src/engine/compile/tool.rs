@@ -109,6 +109,15 @@ impl Compiler {
                 format!("tool `{name}` cannot be both a list and a text answer"),
             );
         }
+        // What the text block reads is forgelens's to use, not the forge's.
+        if let Some(text) = &text {
+            let local = [&text.start_line, &text.end_line, &text.diff_file];
+            for arg in &mut args {
+                arg.local = local
+                    .iter()
+                    .any(|l| l.as_deref() == Some(arg.name.as_str()));
+            }
+        }
         let secrets = self.secrets(file, &def.secrets);
         let call = call?;
         let mut annotations = Annotations::for_method(call.method.fixed());
@@ -152,6 +161,7 @@ impl Compiler {
         let output_schema = output_schema(call.method.fixed(), list.as_ref(), &project);
         Some(Tool {
             name: name.clone(),
+            pos: Pos::of(file, &def.call),
             title: def.title.clone(),
             description: describe_tool(&def.description, list.as_ref()),
             toolset: def.toolset.value.clone(),
@@ -203,11 +213,20 @@ impl Compiler {
             Some(p) => Some(self.json_path(file, p)?),
             None => None,
         };
+        if def.value.page_only && default_limit != max_limit {
+            self.push(
+                Pos::of(file, def),
+                checks::LIMIT_ABOVE_CAP,
+                format!("a `page_only` list has one page size, the forge's: set default_limit and max_limit both to it (now {default_limit} and {max_limit})"),
+            );
+            return None;
+        }
         Some(ToolList {
             from,
             default_limit,
             max_limit,
             window: def.value.window,
+            page_only: def.value.page_only,
         })
     }
 
@@ -308,6 +327,7 @@ impl Compiler {
         }
         Some(Arg {
             name: name.to_owned(),
+            local: false,
             field: a.field.clone().unwrap_or_else(|| name.to_owned()),
             description: a.description.trim().to_owned(),
             check,
@@ -365,8 +385,20 @@ fn input_schema(args: &[Arg], list: Option<&ToolList>) -> Map<String, Value> {
             json!({"type": "integer", "minimum": 1, "default": 1,
             "description": "Page number, from 1."}),
         );
-        properties.insert(LIMIT.into(), json!({"type": "integer", "minimum": 1, "maximum": list.max_limit,
-            "default": list.default_limit, "description": format!("Items per page, 1 to {}.", list.max_limit)}));
+        // A `page_only` list pages by the forge's own size: its limit is that size or nothing.
+        let (min, description) = if list.page_only {
+            (
+                list.max_limit,
+                format!("Items per page: the forge's fixed {}.", list.max_limit),
+            )
+        } else {
+            (1, format!("Items per page, 1 to {}.", list.max_limit))
+        };
+        properties.insert(
+            LIMIT.into(),
+            json!({"type": "integer", "minimum": min, "maximum": list.max_limit,
+            "default": list.default_limit, "description": description}),
+        );
     }
     properties.insert(SUDO.into(), json!({"type": "string", "pattern": SUDO_PATTERN,
         "description": "Act as this user (sent as the Sudo header). Needs an admin token; leave out otherwise."}));
@@ -485,6 +517,7 @@ impl Compiler {
         }
         Some(Arg {
             name: name.to_owned(),
+            local: false,
             field: a.field.clone().unwrap_or_else(|| name.to_owned()),
             description: a.description.trim().to_owned(),
             check,
