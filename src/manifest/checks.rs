@@ -78,7 +78,7 @@ checks! {
     BAD_CAP = 60, Error, "a cap or limit that is not positive";
     LIMIT_ABOVE_CAP = 61, Error, "a default limit above its cap";
     MUTABLE_KEY = 62, Error, "an immutable resource not keyed by a full commit sha";
-    READ_ONLY_WRITE = 70, Error, "a tool whose call is not GET marked read-only";
+    READ_ONLY_WRITE = 70, Error, "a PUT, PATCH or DELETE tool marked read-only";
     DELETE_NOT_DESTRUCTIVE = 71, Error, "a DELETE tool not marked destructive";
     ERROR_TABLE = 80, Error, "an error table with an unknown reason, a bad status key or a missing code";
     BAD_ARGUMENT = 90, Error, "a tool argument whose type, default or location is inconsistent";
