@@ -361,7 +361,17 @@ fn instance_catalog(config: &Config, cache_dir: &Path) -> Result<Source, String>
     })
 }
 
+/// The runtime of one-shot commands and of the stdio server: a single thread, since one client
+/// on a pipe waits on the forge far more than it computes, and every worker thread costs memory.
 fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime can be built")
+}
+
+/// The runtime of the HTTP server, which serves many clients at once.
+fn threaded_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -400,7 +410,7 @@ fn serve(args: &ServerArgs) -> ExitCode {
         None => runtime()
             .block_on(mcp::serve_stdio(service))
             .map_err(|e| format!("{e:#}")),
-        Some(http) => runtime()
+        Some(http) => threaded_runtime()
             .block_on(mcp::http::serve(service, &http))
             .map_err(|e| e.to_string()),
     };
