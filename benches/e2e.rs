@@ -883,6 +883,8 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime for the driver");
+    // reqwest is built without a TLS provider of its own; forgelens installs ring.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder().build().expect("an HTTP client");
     let mut servers = vec![forgelens(&base)];
     let mut skipped = Vec::new();

@@ -169,6 +169,11 @@ pub struct ServeArgs {
     /// [default: $XDG_CACHE_HOME/forgelens or ~/.cache/forgelens].
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Reuse answers of mutable resources (issues, labels…) for this many milliseconds; they
+    /// may then be that much out of date [env: FORGELENS_CACHE_TTL_MS] [default: 0, never].
+    /// Immutable answers (a commit by full sha) are always reused.
+    #[arg(long, value_name = "MS")]
+    pub cache_ttl_ms: Option<u64>,
     #[command(flatten)]
     pub manifests: ManifestArgs,
 }
@@ -186,6 +191,7 @@ impl ServeArgs {
             catalog: self.catalog.clone(),
             catalog_from_instance: self.catalog_from_instance,
             cache_dir: self.cache_dir.clone(),
+            cache_ttl_ms: self.cache_ttl_ms,
         }
     }
 }

@@ -64,6 +64,7 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
 pub const CATALOG_VARS: &[&str] = &["FORGELENS_CATALOG"];
 pub const CATALOG_FROM_INSTANCE_VARS: &[&str] = &["FORGELENS_CATALOG_FROM_INSTANCE"];
 pub const CACHE_DIR_VARS: &[&str] = &["FORGELENS_CACHE_DIR"];
+pub const CACHE_TTL_VARS: &[&str] = &["FORGELENS_CACHE_TTL_MS"];
 
 /// What the command line says; `None` means "not given" (the environment may still say).
 #[derive(Debug, Clone, Default)]
@@ -78,6 +79,8 @@ pub struct Flags {
     pub catalog: Option<PathBuf>,
     pub catalog_from_instance: bool,
     pub cache_dir: Option<PathBuf>,
+    /// How long mutable answers are reused, in milliseconds (0: not at all).
+    pub cache_ttl_ms: Option<u64>,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -94,6 +97,8 @@ pub struct Config {
     pub max_upstream: usize,
     /// Where generated tools come from, when they are wanted.
     pub catalog: Option<CatalogSource>,
+    /// How long an answer of a mutable resource is reused; `None`: never (the default).
+    pub mutable_ttl: Option<Duration>,
 }
 
 /// The source of the generated tools served beside the curated ones.
@@ -124,6 +129,8 @@ pub enum ConfigError {
     Remote { addr: SocketAddr },
     #[error("{name}: `{value}` is not a whole number above 0")]
     Count { name: String, value: String },
+    #[error("{name}: `{value}` is not a number of milliseconds (0 turns it off)")]
+    Millis { name: String, value: String },
     #[error("{name}: `{value}` is not a host name or host:port (or `*` alone, for any host)")]
     Host { name: String, value: String },
     #[error(
@@ -249,6 +256,14 @@ impl Config {
             MAX_UPSTREAM_REQUESTS_VARS,
             DEFAULT_MAX_UPSTREAM_REQUESTS,
         )?;
+        let cache_ttl_ms = match (flags.cache_ttl_ms, look.first(CACHE_TTL_VARS)) {
+            (Some(ms), _) => ms,
+            (None, Some((name, value))) => value
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| ConfigError::Millis { name, value })?,
+            (None, None) => 0,
+        };
         let from_instance = look.flag(flags.catalog_from_instance, CATALOG_FROM_INSTANCE_VARS)?;
         let file = flags
             .catalog
@@ -294,6 +309,7 @@ impl Config {
             // A semaphore counts in u32; a larger cap is no cap anyway.
             max_upstream: max_upstream.min(u64::from(u32::MAX)) as usize,
             catalog,
+            mutable_ttl: (cache_ttl_ms > 0).then(|| Duration::from_millis(cache_ttl_ms)),
         })
     }
 }
@@ -563,6 +579,29 @@ mod tests {
         assert!(matches!(
             resolve(&Flags::default(), &[("FORGELENS_TIMEOUT", "soon")]),
             Err(ConfigError::Count { .. })
+        ));
+    }
+
+    #[test]
+    fn mutable_answers_are_reused_only_when_asked() {
+        assert_eq!(resolve(&Flags::default(), &[]).unwrap().mutable_ttl, None);
+        let env = [("FORGELENS_CACHE_TTL_MS", "1500")];
+        assert_eq!(
+            resolve(&Flags::default(), &env).unwrap().mutable_ttl,
+            Some(Duration::from_millis(1500))
+        );
+        let off = Flags {
+            cache_ttl_ms: Some(0),
+            ..Flags::default()
+        };
+        assert_eq!(
+            resolve(&off, &env).unwrap().mutable_ttl,
+            None,
+            "the flag wins"
+        );
+        assert!(matches!(
+            resolve(&Flags::default(), &[("FORGELENS_CACHE_TTL_MS", "1s")]),
+            Err(ConfigError::Millis { .. })
         ));
     }
 

@@ -12,6 +12,7 @@
 //! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
 //! - [`config`], [`cli`], [`lint`] — the command line around them.
 
+pub mod cache;
 pub mod catalog;
 pub mod cli;
 pub mod config;

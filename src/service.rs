@@ -1,12 +1,15 @@
 //! The service: a compiled catalog joined to a forge client. It runs a read or a call end to
 //! end — plan, send (concurrently where a read needs several requests), assemble — for every
 //! front end alike: the MCP adapter over stdio or HTTP, and the `read` / `call` commands.
+//! Reads go through the read cache ([`crate::cache`]).
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::cache::ReadCache;
 use crate::config::Config;
 use crate::engine::complete::Plan;
 use crate::engine::listing::Listed;
@@ -52,6 +55,7 @@ pub enum CallError {
 pub struct Service {
     catalog: Catalog,
     forge: forge::Client,
+    cache: ReadCache,
     token: Option<Token>,
     /// Tools removed by the configuration, and why.
     withheld: HashMap<String, String>,
@@ -79,6 +83,7 @@ impl Service {
         Ok(Service {
             catalog,
             forge,
+            cache: ReadCache::new(config.mutable_ttl),
             token: config.token.clone(),
             withheld,
         })
@@ -107,13 +112,17 @@ impl Service {
         }
     }
 
-    /// Reads one resource.
+    /// Reads one resource: from the cache when an answer there is still fresh, else from the
+    /// forge (keeping the answer when it may be reused).
     pub async fn read(
         &self,
         uri: &str,
         token: Option<&Token>,
     ) -> Result<ReadOutput, engine::Error> {
         let read = self.catalog.route(uri)?;
+        if let Some(kept) = self.cache.get(token, uri, Instant::now()) {
+            return Ok(kept);
+        }
         let mut answers = Vec::new();
         let mut batch = read.plan()?;
         while !batch.is_empty() {
@@ -131,7 +140,9 @@ impl Service {
             );
             batch = read.follow_up(&answers)?;
         }
-        read.assemble(answers)
+        let output = read.assemble(answers)?;
+        self.cache.put(token, uri, &output, Instant::now());
+        Ok(output)
     }
 
     /// One page of the `index`-th `resources/list` source, and whether another follows.
@@ -143,7 +154,7 @@ impl Service {
     ) -> Result<(Vec<Listed>, bool), engine::Error> {
         let listing = &self.catalog.listings()[index];
         let response = self.forge.send(&listing.request(page), token).await?;
-        Ok(listing.entries(&response, page))
+        Ok(listing.entries(response, page))
     }
 
     /// Candidates for variable `var` of template `template`, given the text typed so far and

@@ -145,6 +145,7 @@ fn cases() -> Vec<Case> {
         r(checks::BAD_CAP, format!("{RULES}{ERRORS}defaults: {{cap: 0}}\nresources:\n{THING}"), "cap: 0"),
         t(checks::LIMIT_ABOVE_CAP, TOOLS.replace("list: {}", "list: {default_limit: 60, max_limit: 50}"), "default_limit"),
         r(checks::MUTABLE_KEY, resources(&THING.replace("cache: mutable", "cache: immutable")), "cache: immutable"),
+        r(checks::PROVISIONAL, resources(&THING.replace("cache: mutable", "cache: mutable\n    provisional: {field: state, in: [pending], ttl_ms: 1000}")), "provisional:"),
         t(checks::READ_ONLY_WRITE, tool("  - {name: put_thing, title: Put, toolset: things, description: Replaces., call: PUT /things, annotations: {read_only: true}}\n"), "put_thing"),
         t(checks::DELETE_NOT_DESTRUCTIVE, tool("  - {name: drop_thing, title: Drop, toolset: things, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n"), "drop_thing"),
         r(checks::ERROR_TABLE, resources(THING).replace("rate_limited: -32603, ", ""), "  status:"),

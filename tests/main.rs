@@ -5,6 +5,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod cache;
 mod catalog;
 mod catalog_discovery;
 mod catalog_entities;

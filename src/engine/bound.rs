@@ -42,22 +42,23 @@ impl PageRequest {
     }
 }
 
-/// One bounded window of a list.
+/// One bounded window of a list: of JSON values, or of references to them when the list is
+/// borrowed from a forge answer that other parts of a read still use.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Window {
-    pub items: Vec<Value>,
+pub struct Window<T = Value> {
+    pub items: Vec<T>,
     /// The length of the whole list, when known.
     pub total: Option<u64>,
     pub has_more: bool,
 }
 
 /// A page the forge cut: `items` are what it returned for `request`.
-pub fn upstream_page(
-    mut items: Vec<Value>,
+pub fn upstream_page<T>(
+    mut items: Vec<T>,
     request: PageRequest,
     total: Option<u64>,
     has_next: Option<bool>,
-) -> Window {
+) -> Window<T> {
     // A forge that ignored `limit` returned more than asked; what is beyond is not shown.
     let overflow = items.len() as u64 > request.limit;
     items.truncate(request.limit as usize);
@@ -77,11 +78,11 @@ pub fn upstream_page(
 }
 
 /// A page cut here from the whole list (for endpoints that ignore paging).
-pub fn server_page(all: Vec<Value>, request: PageRequest) -> Window {
+pub fn server_page<T>(all: Vec<T>, request: PageRequest) -> Window<T> {
     let total = all.len() as u64;
     let start = request.offset().min(total) as usize;
     let end = (request.offset() + request.limit).min(total) as usize;
-    let items: Vec<Value> = all.into_iter().skip(start).take(end - start).collect();
+    let items: Vec<T> = all.into_iter().skip(start).take(end - start).collect();
     Window {
         items,
         total: Some(total),
@@ -90,7 +91,7 @@ pub fn server_page(all: Vec<Value>, request: PageRequest) -> Window {
 }
 
 /// The newest `cap` items of a whole list (oldest first, as the forge sends it).
-pub fn newest(mut all: Vec<Value>, cap: u64) -> Window {
+pub fn newest<T>(mut all: Vec<T>, cap: u64) -> Window<T> {
     let total = all.len() as u64;
     let skip = total.saturating_sub(cap) as usize;
     let items = all.split_off(skip);

@@ -83,15 +83,15 @@ impl Completion {
         let mut values = Vec::new();
         for (source, answer) in self.sources.iter().zip(answers) {
             let Some(answer) = answer else { continue };
-            let body = answer.body.json();
+            let body = answer.body.as_json();
             let items = match &source.from {
-                Some(path) => path.query(&body).first().cloned(),
-                None => Some(body),
+                Some(path) => path.query(&body).first(),
+                None => Some(&*body),
             };
             let Some(Value::Array(items)) = items else {
                 continue;
             };
-            for item in &items {
+            for item in items {
                 let ctx = Context::item(item, args);
                 let kept = source.filter.iter().all(|(field, wanted)| {
                     let wanted = substitute(wanted, args);

@@ -44,9 +44,11 @@ impl Listing {
     }
 
     /// The resources of one answer, and whether another page follows.
-    pub fn entries(&self, response: &Response, page: u64) -> (Vec<Listed>, bool) {
-        let body = response.body.json();
-        let items = body.as_array().cloned().unwrap_or_default();
+    pub fn entries(&self, response: Response, page: u64) -> (Vec<Listed>, bool) {
+        let items = match response.body.into_json() {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        };
         let no_args = Args::new();
         let listed = items
             .iter()

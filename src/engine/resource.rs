@@ -44,6 +44,16 @@ pub struct Resource {
     pub(crate) text: Option<TextSpec>,
     pub(crate) markdown: Option<Markdown>,
     pub cache: Cache,
+    pub(crate) provisional: Option<Provisional>,
+}
+
+/// When an answer of an immutable resource is not final yet, and how long it may be reused.
+#[derive(Debug)]
+pub(crate) struct Provisional {
+    /// A top-level field of the projection.
+    pub field: String,
+    pub values: Vec<String>,
+    pub ttl_ms: u64,
 }
 
 /// A template variable and its rule.
@@ -135,7 +145,16 @@ pub struct Block {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadOutput {
     pub blocks: Vec<Block>,
-    pub cache: Cache,
+    /// How long the answer may be reused: set for an immutable resource (shorter while its
+    /// answer is provisional), `None` for a mutable one.
+    pub ttl_ms: Option<u64>,
+}
+
+impl Provisional {
+    /// Whether the projected answer is not final yet.
+    fn holds(&self, projected: &Value) -> bool {
+        matches!(projected.get(&self.field), Some(Value::String(s)) if self.values.contains(s))
+    }
 }
 
 /// Which part of a read a request serves.
@@ -461,13 +480,19 @@ impl Read<'_> {
             };
             match answer.slot {
                 Slot::Primary(n) => primary = Some((n, response)),
-                Slot::With(i) => with[i] = self.redact(response.body.json()),
+                Slot::With(i) => with[i] = self.redact(response.body.into_json()),
                 Slot::Embed(i) => embed_first[i] = Some(response),
                 Slot::EmbedPage(i, page) => embed_pages[i].push((page, response)),
             }
         }
         let (alternative, primary) = primary.expect("assemble follows a successful primary answer");
-        let body = self.redact(primary.body.json());
+        let Response {
+            total_count,
+            has_next,
+            body,
+            ..
+        } = primary;
+        let body = self.redact(body.into_json());
         let answered = match alternative {
             0 => self.resource.answered_as.as_deref(),
             n => Some(self.resource.fallbacks[n - 1].1.as_str()),
@@ -477,7 +502,7 @@ impl Read<'_> {
             with: &with,
             args: &self.args,
             meta: Meta {
-                total_count: primary.total_count,
+                total_count,
                 answered,
             },
         };
@@ -495,7 +520,7 @@ impl Read<'_> {
                 let items = items_of(&body, from.as_ref());
                 let window = match window {
                     WindowKind::Upstream => {
-                        bound::upstream_page(items, page, primary.total_count, primary.has_next)
+                        bound::upstream_page(items, page, total_count, has_next)
                     }
                     WindowKind::Server => bound::server_page(items, page),
                 };
@@ -513,11 +538,13 @@ impl Read<'_> {
                             .and_then(|p| count_at(source, p))
                             .or(header)
                     };
+                    // The bodies of the embed's own requests, which its items borrow.
+                    let fetched: Vec<Value>;
                     let (items, total, has_next) = match &embed.source {
                         EmbedSource::Primary => (
                             items_of(&body, embed.from.as_ref()),
-                            counted(&body, primary.total_count),
-                            primary.has_next,
+                            counted(&body, total_count),
+                            has_next,
                         ),
                         EmbedSource::With(w) => (
                             items_of(&with[*w], embed.from.as_ref()),
@@ -528,19 +555,18 @@ impl Read<'_> {
                             let first = embed_first[i]
                                 .take()
                                 .expect("an embed fetch was planned and answered");
-                            let first_body = first.body.json();
-                            // Page 1 (the probe), then the tail pages in order: the newest rows end the list.
-                            let mut items = items_of(&first_body, embed.from.as_ref());
                             let mut pages = std::mem::take(&mut embed_pages[i]);
                             pages.sort_by_key(|(p, _)| *p);
-                            for (_, page) in pages {
-                                items.extend(items_of(&page.body.json(), embed.from.as_ref()));
-                            }
-                            (
-                                items,
-                                counted(&first_body, first.total_count),
-                                first.has_next,
-                            )
+                            let (header, first_has_next) = (first.total_count, first.has_next);
+                            // Page 1 (the probe), then the tail pages in order: the newest rows end the list.
+                            fetched = std::iter::once(first.body.into_json())
+                                .chain(pages.into_iter().map(|(_, page)| page.body.into_json()))
+                                .collect();
+                            let items = fetched
+                                .iter()
+                                .flat_map(|body| items_of(body, embed.from.as_ref()))
+                                .collect();
+                            (items, counted(&fetched[0], header), first_has_next)
                         }
                     };
                     embed_into(&mut value, embed, items, total, has_next, &self.args);
@@ -567,6 +593,13 @@ impl Read<'_> {
                 text_block = Some(w.text);
             }
         }
+        let ttl_ms = match self.resource.cache {
+            Cache::Mutable => None,
+            Cache::Immutable { ttl_ms } => Some(match &self.resource.provisional {
+                Some(p) if p.holds(&value) => p.ttl_ms,
+                _ => ttl_ms,
+            }),
+        };
         let json = serde_json::to_string(&value).expect("a JSON value always serializes");
         let mut blocks = vec![Block {
             mime: "application/json",
@@ -597,10 +630,7 @@ impl Read<'_> {
                 text,
             });
         }
-        Ok(ReadOutput {
-            blocks,
-            cache: self.resource.cache,
-        })
+        Ok(ReadOutput { blocks, ttl_ms })
     }
 
     /// Removes the manifest's secret paths from an answer.
@@ -660,7 +690,7 @@ impl Read<'_> {
 
     fn list_envelope(
         &self,
-        window: Window,
+        window: Window<&Value>,
         page: PageRequest,
         item: &Projection,
         tool: &str,
@@ -716,13 +746,13 @@ fn push_paging(request: &mut Request, page: u64, limit: u64) {
 }
 
 /// The array a list lives in: the body, or the value at `from`; anything else is empty.
-fn items_of(body: &Value, from: Option<&JsonPath>) -> Vec<Value> {
+fn items_of<'a>(body: &'a Value, from: Option<&JsonPath>) -> Vec<&'a Value> {
     let found = match from {
         Some(path) => path.query(body).first(),
         None => Some(body),
     };
     match found {
-        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Array(items)) => items.iter().collect(),
         _ => Vec::new(),
     }
 }
@@ -780,7 +810,7 @@ pub(crate) fn remove_matches(body: &mut Value, path: &JsonPath) {
 fn embed_into(
     value: &mut Value,
     embed: &Embed,
-    items: Vec<Value>,
+    items: Vec<&Value>,
     total: Option<u64>,
     has_next: Option<bool>,
     args: &Args,
@@ -869,9 +899,16 @@ mod tests {
             item: Projection::identity(),
         };
         let rows = |n: u64| (1..=n).map(|i| json!(i)).collect::<Vec<_>>();
-        let embedded = |items, total| {
+        let embedded = |items: Vec<Value>, total| {
             let mut value = json!({});
-            embed_into(&mut value, &embed, items, total, None, &Args::new());
+            embed_into(
+                &mut value,
+                &embed,
+                items.iter().collect(),
+                total,
+                None,
+                &Args::new(),
+            );
             value
         };
         // 50 rows held of 60 counted.

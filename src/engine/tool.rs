@@ -346,7 +346,8 @@ impl Call<'_> {
 
     /// The structured result of the call from the forge's answer.
     pub fn finish(&self, response: Response) -> Result<Value, Error> {
-        let mut body = response.body.json();
+        let bodiless = matches!(response.body, Body::Empty);
+        let mut body = response.body.into_json();
         for path in &self.tool.secrets {
             super::resource::remove_matches(&mut body, path);
         }
@@ -361,11 +362,11 @@ impl Call<'_> {
         };
         if let (Some(list), Some(page)) = (&self.tool.list, self.page) {
             let items = match &list.from {
-                Some(path) => path.query(&body).first().cloned(),
-                None => Some(body.clone()),
+                Some(path) => path.query(&body).first(),
+                None => Some(&body),
             };
-            let items = match items {
-                Some(Value::Array(items)) => items,
+            let items: Vec<&Value> = match items {
+                Some(Value::Array(items)) => items.iter().collect(),
                 // The forge answered with something else (a file where a directory was
                 // expected): saying "no items" would hide it.
                 _ => {
@@ -423,7 +424,7 @@ impl Call<'_> {
             }
             return Ok(Value::Object(out));
         }
-        if matches!(response.body, Body::Empty) {
+        if bodiless {
             return Ok(json!({"ok": true, "status": response.status}));
         }
         Ok(match self.tool.project.apply(&ctx) {

@@ -10,9 +10,16 @@
 //!   exponential backoff and jitter; other methods are never retried.
 //! - Bodies are read in chunks and refused past the size cap, without buffering the rest.
 //! - At most `max_in_flight` requests are in flight at once; the others wait, none is dropped.
+//! - Identical GETs (same URL, token, `Accept` and `Sudo`) in flight at the same time are sent
+//!   once; every caller gets the one answer. The request is dropped when its last caller is.
 //! - Errors name the instance and the request, never a credential.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use futures::FutureExt as _;
+use futures::future::{BoxFuture, Shared, WeakShared};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
@@ -76,11 +83,51 @@ pub struct Client {
     api: Url,
     options: ClientOptions,
     /// One permit per request in flight, so an agent cannot flood the forge.
-    in_flight: std::sync::Arc<tokio::sync::Semaphore>,
+    in_flight: Arc<tokio::sync::Semaphore>,
+    /// The GETs in flight, for callers asking the same to join. Weak, so that a request whose
+    /// callers all gave up is dropped rather than kept alive by this map.
+    gets: Arc<Mutex<HashMap<GetKey, WeakShared<SharedGet>>>>,
+}
+
+type SharedGet = BoxFuture<'static, Result<Response, ForgeError>>;
+
+/// What makes two GETs the same request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct GetKey {
+    token: Option<Token>,
+    path: String,
+    query: Vec<(String, String)>,
+    accept: Accept,
+    sudo: Option<String>,
+}
+
+/// One caller's part in a GET: its handle on the shared request. When the caller is done or
+/// gives up, the GET leaves the in-flight map if it is answered or nobody else waits for it.
+struct Waiting<'a> {
+    gets: &'a Mutex<HashMap<GetKey, WeakShared<SharedGet>>>,
+    key: GetKey,
+    get: Option<Shared<SharedGet>>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        // The handle goes first: when it was the last one, the request is dropped with it.
+        drop(self.get.take());
+        let mut gets = self.gets.lock().unwrap_or_else(|p| p.into_inner());
+        let finished = gets
+            .get(&self.key)
+            .is_some_and(|weak| weak.upgrade().is_none_or(|get| get.peek().is_some()));
+        if finished {
+            gets.remove(&self.key);
+        }
+    }
 }
 
 impl Client {
     pub fn new(options: ClientOptions) -> Result<Client, ForgeError> {
+        // TLS uses ring; a provider the embedding program installed first is kept (hence the
+        // ignored result).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut default_headers = HeaderMap::new();
         default_headers.insert(
             header::USER_AGENT,
@@ -98,13 +145,13 @@ impl Client {
                 detail: error_chain(&e),
             })?;
         let api = api_root(&options.base_url);
-        let in_flight =
-            std::sync::Arc::new(tokio::sync::Semaphore::new(options.max_in_flight.max(1)));
+        let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_in_flight.max(1)));
         Ok(Client {
             http,
             api,
             options,
             in_flight,
+            gets: Arc::default(),
         })
     }
 
@@ -113,17 +160,69 @@ impl Client {
         &self.options.base_url
     }
 
-    /// Sends `request`, retrying a GET where that is safe.
+    /// Sends `request`, retrying a GET where that is safe; a GET identical to one in flight
+    /// joins it instead.
     pub async fn send(
         &self,
         request: &Request,
         token: Option<&Token>,
     ) -> Result<Response, ForgeError> {
-        if self.options.read_only && request.method != Method::Get {
-            return Err(ForgeError::ReadOnly {
-                request: request.describe(),
-            });
+        if request.method != Method::Get {
+            if self.options.read_only {
+                return Err(ForgeError::ReadOnly {
+                    request: request.describe(),
+                });
+            }
+            return self.send_retrying(request, token).await;
         }
+        let key = GetKey {
+            token: token.cloned(),
+            path: request.path.clone(),
+            query: request.query.clone(),
+            accept: request.accept,
+            sudo: request.sudo.clone(),
+        };
+        let get = {
+            let mut gets = self.gets.lock().unwrap_or_else(|p| p.into_inner());
+            let joined = gets
+                .get(&key)
+                .and_then(WeakShared::upgrade)
+                .filter(|get| get.peek().is_none());
+            match joined {
+                Some(get) => {
+                    tracing::debug!(request = %request.describe(), "joined the same GET in flight");
+                    get
+                }
+                None => {
+                    let client = self.clone();
+                    let (request, token) = (request.clone(), token.cloned());
+                    let get: Shared<SharedGet> =
+                        async move { client.send_retrying(&request, token.as_ref()).await }
+                            .boxed()
+                            .shared();
+                    let weak = get
+                        .downgrade()
+                        .expect("a new shared future is not finished");
+                    gets.insert(key.clone(), weak);
+                    get
+                }
+            }
+        };
+        let mut waiting = Waiting {
+            gets: &self.gets,
+            key,
+            get: Some(get),
+        };
+        let get = waiting.get.as_mut().expect("set just above");
+        get.await
+    }
+
+    /// Sends `request` on its own, retrying a GET where that is safe.
+    async fn send_retrying(
+        &self,
+        request: &Request,
+        token: Option<&Token>,
+    ) -> Result<Response, ForgeError> {
         let mut attempt = 0;
         let mut waited = Duration::ZERO;
         loop {

@@ -49,7 +49,7 @@ impl Method {
 }
 
 /// How the body of a response is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Accept {
     #[default]
     Json,
@@ -145,11 +145,20 @@ pub enum Body {
 
 impl Body {
     /// The body as JSON (`null` when empty; a string when it was text).
-    pub fn json(&self) -> Value {
+    pub fn into_json(self) -> Value {
         match self {
-            Body::Json(v) => v.clone(),
-            Body::Text(t) => Value::String(t.clone()),
+            Body::Json(v) => v,
+            Body::Text(t) => Value::String(t),
             Body::Empty => Value::Null,
+        }
+    }
+
+    /// The body as JSON without taking it; only text is copied.
+    pub fn as_json(&self) -> std::borrow::Cow<'_, Value> {
+        match self {
+            Body::Json(v) => std::borrow::Cow::Borrowed(v),
+            Body::Text(t) => std::borrow::Cow::Owned(Value::String(t.clone())),
+            Body::Empty => std::borrow::Cow::Owned(Value::Null),
         }
     }
 }

@@ -78,6 +78,7 @@ checks! {
     BAD_CAP = 60, Error, "a cap or limit that is not positive";
     LIMIT_ABOVE_CAP = 61, Error, "a default limit above its cap";
     MUTABLE_KEY = 62, Error, "an immutable resource not keyed by a full commit sha";
+    PROVISIONAL = 63, Error, "a provisional rule on a mutable resource, on a field the projection does not produce, or with a zero ttl_ms";
     READ_ONLY_WRITE = 70, Error, "a PUT, PATCH or DELETE tool marked read-only";
     DELETE_NOT_DESTRUCTIVE = 71, Error, "a DELETE tool not marked destructive";
     ERROR_TABLE = 80, Error, "an error table with an unknown reason, a bad status key or a missing code";

@@ -171,6 +171,8 @@ pub struct ResourceDef {
     /// Serves the answer's text (a file) as a bounded range of lines.
     pub text: Option<Spanned<TextDef>>,
     pub cache: Spanned<CacheClass>,
+    /// For an immutable resource: answers that are not final yet, reused for a short time only.
+    pub provisional: Option<Spanned<ProvisionalDef>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -221,6 +223,17 @@ pub struct TextDef {
 pub enum CacheClass {
     Immutable,
     Mutable,
+}
+
+/// When an answer of an immutable resource is not final yet: its projected `field` has one of
+/// the values `in` (a combined status still `pending`). Such an answer is reused for `ttl_ms`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvisionalDef {
+    pub field: String,
+    #[serde(rename = "in")]
+    pub values: Vec<String>,
+    pub ttl_ms: u64,
 }
 
 /// Where a list's paging happens.

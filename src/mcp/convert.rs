@@ -56,7 +56,7 @@ pub fn read_result(uri: &str, output: ReadOutput, with_token: bool) -> ReadResou
         })
         .collect();
     let mut result = ReadResourceResult::new(contents);
-    if let Cache::Immutable { ttl_ms } = output.cache {
+    if let Some(ttl_ms) = output.ttl_ms {
         result = result.with_ttl_ms(ttl_ms);
     }
     if with_token {

@@ -80,7 +80,7 @@ impl Launch {
         }
         let pid = transport.id().expect("a started child has a pid");
         let client = ().serve(transport).await.expect("the MCP handshake succeeds");
-        Server { client, log, pid }
+        Server::without_client_cache(client, log, pid).await
     }
 }
 
@@ -93,6 +93,19 @@ pub struct Server {
 }
 
 impl Server {
+    /// rmcp's client keeps answers that carry `ttlMs`; the tests look at the server, so every
+    /// request must reach it.
+    async fn without_client_cache(
+        client: RunningService<RoleClient, ()>,
+        log: Arc<Mutex<String>>,
+        pid: u32,
+    ) -> Server {
+        client
+            .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+            .await;
+        Server { client, log, pid }
+    }
+
     pub async fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         match self
             .client
@@ -207,6 +220,9 @@ impl Launch {
     /// Spawns the binary as an HTTP server on a free loopback port and waits, by reading its
     /// stderr, for the line that names the bound address.
     pub async fn start_http(self) -> HttpServer {
+        // The tests' own HTTP clients use the TLS provider forgelens uses (reqwest has none
+        // built in here); one installed already is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         use tokio::io::AsyncBufReadExt;
         let mut command = tokio::process::Command::new(BIN);
         command
@@ -300,11 +316,12 @@ impl HttpServer {
             None => ().serve(transport).await?,
             Some(lifecycle) => ().serve_with_lifecycle(transport, lifecycle).await?,
         };
-        Ok(Server {
+        Ok(Server::without_client_cache(
             client,
-            log: self.log.clone(),
-            pid: self.child.id().expect("the HTTP server runs"),
-        })
+            self.log.clone(),
+            self.child.id().expect("the HTTP server runs"),
+        )
+        .await)
     }
 
     /// POSTs `body` to `/mcp` as an MCP client would, with extra headers.

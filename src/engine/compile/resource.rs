@@ -11,7 +11,8 @@ use crate::engine::project::Projection;
 use crate::engine::render::Renderer;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{
-    Cache, Check, Embed, EmbedSource, Expect, LIMIT, Markdown, PAGE, Param, Resource, Shape,
+    Cache, Check, Embed, EmbedSource, Expect, LIMIT, Markdown, PAGE, Param, Provisional, Resource,
+    Shape,
 };
 use crate::engine::template::{TemplateError, UriTemplate};
 use crate::manifest::checks;
@@ -163,6 +164,7 @@ impl Compiler {
             }
         }
         let cache = self.cache(def, &template, &params, defaults);
+        let provisional = self.provisional(def, cache, shape.as_ref());
         if self.findings.len() != before {
             return None;
         }
@@ -171,6 +173,7 @@ impl Compiler {
             &def.description,
             &shape,
             cache,
+            provisional.as_ref(),
             markdown.is_some(),
             text.is_some(),
         );
@@ -191,6 +194,7 @@ impl Compiler {
             text,
             markdown,
             cache,
+            provisional,
         })
     }
 
@@ -618,6 +622,45 @@ impl Compiler {
         }
     }
 
+    /// The `provisional` rule: only on an immutable entity, on a field its projection produces.
+    fn provisional(
+        &mut self,
+        def: &raw::ResourceDef,
+        cache: Cache,
+        shape: Option<&Shape>,
+    ) -> Option<Provisional> {
+        let rule = def.provisional.as_ref()?;
+        let pos = Pos::of(FILE, rule);
+        let problem = match (cache, shape) {
+            (Cache::Mutable, _) => Some(
+                "`provisional` applies to immutable resources; a mutable one is never reused"
+                    .to_owned(),
+            ),
+            (_, Some(Shape::Entity { project, .. }))
+                if !project.field_names().any(|f| f == rule.value.field) =>
+            {
+                Some(format!(
+                    "`provisional` reads `{}`, which the projection does not produce",
+                    rule.value.field
+                ))
+            }
+            (_, Some(Shape::List { .. })) => {
+                Some("`provisional` applies to an entity, not to a list".to_owned())
+            }
+            _ if rule.value.ttl_ms == 0 => Some("`provisional.ttl_ms` must be positive".to_owned()),
+            _ => None,
+        };
+        if let Some(message) = problem {
+            self.push(pos, checks::PROVISIONAL, message);
+            return None;
+        }
+        Some(Provisional {
+            field: rule.value.field.clone(),
+            values: rule.value.values.clone(),
+            ttl_ms: rule.value.ttl_ms,
+        })
+    }
+
     pub(super) fn listing(
         &mut self,
         def: &Spanned<raw::ListingDef>,
@@ -765,7 +808,14 @@ fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String)
 }
 
 /// The description clients show: the manifest's words, then the bounds the engine enforces.
-fn describe(base: &str, shape: &Shape, cache: Cache, markdown: bool, text: bool) -> String {
+fn describe(
+    base: &str,
+    shape: &Shape,
+    cache: Cache,
+    provisional: Option<&Provisional>,
+    markdown: bool,
+    text: bool,
+) -> String {
     let mut d = base.trim().to_owned();
     match shape {
         Shape::List { cap, tool, .. } => d.push_str(&format!(
@@ -792,9 +842,17 @@ fn describe(base: &str, shape: &Shape, cache: Cache, markdown: bool, text: bool)
         d.push_str(" Returns a JSON block and a text/markdown block.");
     }
     if let Cache::Immutable { ttl_ms } = cache {
-        d.push_str(&format!(
-            " Immutable: the answer never changes; clients may cache it ({ttl_ms} ms)."
-        ));
+        match provisional {
+            None => d.push_str(&format!(
+                " Immutable: the answer never changes; clients may cache it ({ttl_ms} ms)."
+            )),
+            Some(p) => d.push_str(&format!(
+                " Final once `{}` is no longer {}: clients may then cache it ({ttl_ms} ms); before, for {} ms (`ttlMs` says which).",
+                p.field,
+                p.values.join(" or "),
+                p.ttl_ms
+            )),
+        }
     }
     d
 }
