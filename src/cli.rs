@@ -294,11 +294,13 @@ pub struct LintArgs {
     pub format: Format,
 }
 
-/// Runs the command line; the exit code says how it went.
-pub fn run(cli: Cli) -> ExitCode {
+/// Runs the command line; the exit code says how it went. A server calls `started` once its
+/// catalog is compiled, before it serves: the binary's moment to have its allocator give back
+/// the memory that compiling used and no longer needs.
+pub fn run(cli: Cli, started: fn()) -> ExitCode {
     match cli.command {
-        None => serve(&cli.serve),
-        Some(Command::Serve(args)) => serve(&args),
+        None => serve(&cli.serve, started),
+        Some(Command::Serve(args)) => serve(&args, started),
         Some(Command::Read { uri, serve }) => read(&uri, &serve),
         Some(Command::Call { tool, args, serve }) => call(&tool, &args, &serve),
         Some(Command::ManifestLint(args)) => lint::run(&args),
@@ -389,7 +391,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn serve(args: &ServerArgs) -> ExitCode {
+fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
     init_logging(args.common.log_level.as_deref(), "forgelens=info,rmcp=warn");
     let http = match HttpConfig::resolve(&args.http.flags(), &|k| std::env::var(k).ok()) {
         Ok(http) => http,
@@ -405,6 +407,7 @@ fn serve(args: &ServerArgs) -> ExitCode {
         Ok(s) => Arc::new(s),
         Err((message, code)) => return fail(&message, code),
     };
+    started();
     let transport = if http.is_some() { "HTTP" } else { "stdio" };
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),

@@ -60,7 +60,7 @@ pub(crate) struct Provisional {
 #[derive(Debug)]
 pub struct Param {
     pub name: String,
-    pub rule: Rule,
+    pub rule: std::sync::Arc<Rule>,
     pub default: Option<Value>,
 }
 

@@ -19,9 +19,9 @@ use super::param::Rule;
 #[derive(Debug, Clone)]
 pub enum Check {
     /// A named rule (owner names, positive integers, …).
-    Rule(Rule),
+    Rule(std::sync::Arc<Rule>),
     /// An inline schema.
-    Schema(Schema),
+    Schema(Box<Schema>),
 }
 
 impl Check {

@@ -11,6 +11,8 @@
 mod resource;
 mod tool;
 
+use std::sync::Arc;
+
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
@@ -180,7 +182,7 @@ impl Defaults {
 #[derive(Default)]
 struct Compiler {
     findings: Vec<Finding>,
-    rules: IndexMap<String, Rule>,
+    rules: IndexMap<String, Arc<Rule>>,
 }
 
 impl Compiler {
@@ -216,7 +218,7 @@ impl Compiler {
             }
             match compile_rule(name, &def.value) {
                 Ok(rule) => {
-                    self.rules.insert(name.clone(), rule);
+                    self.rules.insert(name.clone(), Arc::new(rule));
                 }
                 Err(message) => {
                     self.push(pos, checks::BAD_RULE, format!("rule `{name}`: {message}"))
@@ -225,7 +227,7 @@ impl Compiler {
         }
     }
 
-    fn rule(&mut self, file: FileId, name: &Spanned<String>) -> Option<Rule> {
+    fn rule(&mut self, file: FileId, name: &Spanned<String>) -> Option<Arc<Rule>> {
         match self.rules.get(&name.value) {
             Some(rule) => Some(rule.clone()),
             None => {

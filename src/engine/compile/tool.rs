@@ -283,7 +283,7 @@ impl Compiler {
             (None, Some(_)) => {
                 let schema = inline_schema(a);
                 match Schema::compile(&schema) {
-                    Ok(s) => Check::Schema(s),
+                    Ok(s) => Check::Schema(Box::new(s)),
                     Err(e) => {
                         self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
                         return None;
@@ -491,7 +491,7 @@ impl Compiler {
             _ => Err("`schema` must be a JSON Schema object".into()),
         };
         let check = match compiled {
-            Ok(s) => Check::Schema(s),
+            Ok(s) => Check::Schema(Box::new(s)),
             Err(e) => {
                 self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
                 return None;
