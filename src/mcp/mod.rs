@@ -354,7 +354,10 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     let server = Server::new(service);
     let in_flight = server.in_flight.clone();
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = match pipes() {
+        Some(pipes) => server.serve(pipes).await?,
+        None => server.serve(rmcp::transport::stdio()).await?,
+    };
     let stop = running.cancellation_token();
     tokio::spawn(async move {
         shutdown_signal().await;
@@ -369,6 +372,37 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     });
     running.waiting().await?;
     Ok(())
+}
+
+/// stdin and stdout as non-blocking pipes, read and written by the runtime's own event loop:
+/// what an MCP client gives a server it starts. Tokio's stdio would pass every message through
+/// a blocking thread and back, which costs each request two thread hand-offs. `None` when either
+/// is not a pipe (a terminal, a file), which tokio's stdio then serves.
+#[cfg(unix)]
+fn pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let output = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?);
+    let is_pipe = |f: &std::fs::File| f.metadata().is_ok_and(|m| m.file_type().is_fifo());
+    // Both or neither: making one non-blocking and then reading it through tokio's blocking
+    // stdio would fail.
+    if !(is_pipe(&input) && is_pipe(&output)) {
+        return None;
+    }
+    Some((
+        pipe::Receiver::from_file(input).ok()?,
+        pipe::Sender::from_file(output).ok()?,
+    ))
+}
+
+#[cfg(not(unix))]
+fn pipes() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
+    None
 }
 
 /// Resolves on SIGTERM or ctrl-c.
