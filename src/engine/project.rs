@@ -126,6 +126,8 @@ enum Locator {
 enum Step {
     Name(String),
     Index(usize),
+    /// `[*]` or `.*`: every element of an array, every member value of an object.
+    Each,
 }
 
 impl Locator {
@@ -139,29 +141,62 @@ impl Locator {
     /// The first node the path selects.
     fn first<'a>(&self, doc: &'a Value) -> Option<&'a Value> {
         match self {
-            Locator::Steps(steps) => steps.iter().try_fold(doc, |node, step| match step {
-                Step::Name(name) => node.as_object()?.get(name),
-                Step::Index(i) => node.as_array()?.get(*i),
-            }),
+            Locator::Steps(steps) if !steps.contains(&Step::Each) => {
+                steps.iter().try_fold(doc, |node, step| match step {
+                    Step::Name(name) => node.as_object()?.get(name),
+                    Step::Index(i) => node.as_array()?.get(*i),
+                    Step::Each => None,
+                })
+            }
+            Locator::Steps(_) => self.all(doc).first().copied(),
             Locator::Path(path) => path.query(doc).first(),
         }
     }
 
-    /// Every node the path selects.
+    /// Every node the path selects, in document order.
     fn all<'a>(&self, doc: &'a Value) -> Vec<&'a Value> {
         match self {
-            Locator::Steps(_) => self.first(doc).into_iter().collect(),
+            Locator::Steps(steps) => {
+                let mut nodes = vec![doc];
+                for step in steps {
+                    nodes = match step {
+                        Step::Name(name) => nodes
+                            .into_iter()
+                            .filter_map(|n| n.as_object()?.get(name))
+                            .collect(),
+                        Step::Index(i) => nodes
+                            .into_iter()
+                            .filter_map(|n| n.as_array()?.get(*i))
+                            .collect(),
+                        Step::Each => nodes.into_iter().flat_map(children).collect(),
+                    };
+                }
+                nodes
+            }
             Locator::Path(path) => path.query(doc).all(),
         }
     }
 }
 
-/// The steps of a path made only of `.name` and `[index]` segments; `None` for anything else.
+/// The direct children of a node: array elements or object member values.
+fn children(node: &Value) -> Box<dyn Iterator<Item = &Value> + '_> {
+    match node {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(members) => Box::new(members.values()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// The steps of a path made only of `.name`, `[index]`, `[*]` and `.*` segments; `None` for
+/// anything else.
 fn simple_steps(path_rest: &str) -> Option<Vec<Step>> {
     let mut steps = Vec::new();
     let mut rest = path_rest;
     while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('.') {
+        if let Some(after) = rest.strip_prefix("[*]").or_else(|| rest.strip_prefix(".*")) {
+            steps.push(Step::Each);
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('.') {
             let end = after
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(after.len());
@@ -584,15 +619,24 @@ fn strip_credentials(url: &str) -> String {
 
 /// At most `max` characters of `text`, ending in `…` when cut; never splits a character.
 pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some(_) => {
-            let keep = max.saturating_sub(1);
-            let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
-            let mut out = text[..end].to_owned();
+    // No more bytes than `max` means no more characters either: nothing to count.
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let Some(keep) = max.checked_sub(1) else {
+        return "…".to_owned();
+    };
+    // One walk: where character `max - 1` starts, the kept part ends; a character after that
+    // one means the text has more than `max`.
+    let mut starts = text.char_indices().map(|(i, _)| i);
+    match (starts.nth(keep), starts.next()) {
+        (Some(end), Some(_)) => {
+            let mut out = String::with_capacity(end + '…'.len_utf8());
+            out.push_str(&text[..end]);
             out.push('…');
             out
         }
+        _ => text.to_owned(),
     }
 }
 
@@ -753,6 +797,20 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// The one-walk excerpt says what counting characters says.
+        #[test]
+        fn excerpt_counts_characters(text in "[a-zé日😀 ]{0,12}", max in 0usize..14) {
+            let chars: Vec<char> = text.chars().collect();
+            let expected: String = if chars.len() <= max {
+                text.clone()
+            } else {
+                chars[..max.saturating_sub(1)].iter().chain(['…'].iter()).collect()
+            };
+            proptest::prop_assert_eq!(excerpt(&text, max), expected);
+        }
+    }
+
     /// A JSON document of nested objects and arrays over a few names, so paths often hit.
     fn doc() -> impl proptest::strategy::Strategy<Value = Value> {
         use proptest::prelude::*;
@@ -779,14 +837,15 @@ mod tests {
         let segment = prop_oneof![
             4 => prop_oneof![Just(".a"), Just(".b"), Just(".c_d"), Just(".x1")].prop_map(str::to_owned),
             3 => (0usize..4).prop_map(|i| format!("[{i}]")),
-            1 => prop_oneof![Just("['a']"), Just("[-1]"), Just("[01]"), Just(".1a"), Just("[*]"), Just("..a")]
+            2 => prop_oneof![Just("[*]"), Just(".*")].prop_map(str::to_owned),
+            1 => prop_oneof![Just("['a']"), Just("[-1]"), Just("[01]"), Just(".1a"), Just("..a"), Just("[?@.a]")]
                 .prop_map(str::to_owned),
         ];
         proptest::collection::vec(segment, 0..5).prop_map(|s| s.concat())
     }
 
     #[test]
-    fn names_and_indices_are_walked_directly() {
+    fn names_indices_and_wildcards_are_walked_directly() {
         assert_eq!(
             simple_steps(".user.login[2]"),
             Some(vec![
@@ -795,8 +854,17 @@ mod tests {
                 Step::Index(2)
             ])
         );
+        assert_eq!(
+            simple_steps(".labels[*].name.*"),
+            Some(vec![
+                Step::Name("labels".into()),
+                Step::Each,
+                Step::Name("name".into()),
+                Step::Each
+            ])
+        );
         assert_eq!(simple_steps(""), Some(vec![]));
-        for general in ["..a", "[*]", "['a']", "[-1]", "[01]", ".a[?@.b]"] {
+        for general in ["..a", "[?@.a]", "['a']", "[-1]", "[01]", ".a[?@.b]"] {
             assert_eq!(simple_steps(general), None, "{general}");
         }
     }
@@ -809,11 +877,10 @@ mod tests {
                 proptest::prop_assert!(simple_steps(&rest).is_none());
                 return Ok(());
             };
-            let general = parsed.query(&doc).first().cloned();
-            let locator = Locator::compile(&rest, parsed);
-            if !yields_list(&rest) {
-                proptest::prop_assert_eq!(locator.first(&doc).cloned(), general);
-            }
+            let general = parsed.query(&doc).all();
+            let locator = Locator::compile(&rest, parsed.clone());
+            proptest::prop_assert_eq!(locator.all(&doc), general.clone());
+            proptest::prop_assert_eq!(locator.first(&doc), general.first().copied());
         }
     }
 }

@@ -124,6 +124,8 @@ pub(crate) enum EmbedSource {
 pub(crate) struct Markdown {
     /// The template is registered under the resource's name.
     pub extra: Option<Projection>,
+    /// The top-level names the template reads.
+    pub reads: Vec<String>,
     pub max_chars: usize,
 }
 
@@ -612,16 +614,29 @@ impl Read<'_> {
             });
         }
         if let Some(markdown) = &self.resource.markdown {
-            let mut context = value;
-            if let (Some(extra), Value::Object(map)) = (&markdown.extra, &mut context)
+            // Only what the template reads is handed over: the renderer converts its whole
+            // context, embedded lists and all, before it renders a line.
+            let mut context = Map::with_capacity(markdown.reads.len());
+            if let Value::Object(mut map) = value {
+                for name in &markdown.reads {
+                    if let Some((name, field)) = map.swap_remove_entry(name) {
+                        context.insert(name, field);
+                    }
+                }
+            }
+            if let Some(extra) = &markdown.extra
                 && let Value::Object(more) = extra.apply(&ctx)
             {
-                map.extend(more);
+                context.extend(more);
             }
             let text = self
                 .catalog
                 .renderer
-                .render(&self.resource.name, &context, markdown.max_chars)
+                .render(
+                    &self.resource.name,
+                    &Value::Object(context),
+                    markdown.max_chars,
+                )
                 .map_err(|e| {
                     Error::invalid(format!("markdown of {} failed: {e}", self.resource.name))
                 })?;

@@ -576,9 +576,10 @@ impl Compiler {
             fields.extend(extra.field_names().map(str::to_owned));
             used.extend(extra.args().into_iter().map(str::to_owned));
         }
-        for var in renderer.variables(&name) {
-            if !fields.contains(&var) {
-                let hint = did_you_mean(&var, fields.iter().map(String::as_str));
+        let reads = renderer.variables(&name);
+        for var in &reads {
+            if !fields.contains(var) {
+                let hint = did_you_mean(var, fields.iter().map(String::as_str));
                 self.push(
                     pos,
                     checks::MARKDOWN_FIELD,
@@ -588,6 +589,7 @@ impl Compiler {
         }
         Some(Markdown {
             extra,
+            reads,
             max_chars: md.value.max_chars.unwrap_or(defaults.markdown_max_chars),
         })
     }
