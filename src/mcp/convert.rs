@@ -103,7 +103,12 @@ pub fn tool(tool: &Tool) -> McpTool {
 /// A successful call: the structured result, and the same JSON as text for clients that read
 /// only text.
 pub fn tool_success(value: Value) -> CallToolResult {
-    CallToolResult::structured(value)
+    // serde_json's writer rather than `Value`'s `Display` (what `CallToolResult::structured`
+    // uses), which passes every piece through `fmt::Formatter`: it showed in the server's profile.
+    let text = serde_json::to_string(&value).expect("a JSON value always serializes");
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
 }
 
 /// A failed call: an `isError` result whose text says what happened and what to do.
