@@ -307,14 +307,7 @@ impl Compiler {
                 return None;
             }
         };
-        if let Some(default) = &a.default
-            && let Err(e) = check.check(default)
-        {
-            self.push(
-                pos,
-                checks::BAD_ARGUMENT,
-                format!("the default of `{name}` {e}"),
-            );
+        if !self.default_fits(pos, name, &check, a.default.as_ref()) {
             return None;
         }
         if in_path && a.required == Some(false) {
@@ -336,6 +329,29 @@ impl Compiler {
             required: (in_path && a.default.is_none()) || a.required.unwrap_or(false),
             default: a.default.clone(),
         })
+    }
+}
+
+impl Compiler {
+    /// Whether an argument's default passes the argument's own check; a finding when not.
+    fn default_fits(
+        &mut self,
+        pos: Pos,
+        name: &str,
+        check: &Check,
+        default: Option<&Value>,
+    ) -> bool {
+        match default.map(|d| check.check(d)) {
+            Some(Err(e)) => {
+                self.push(
+                    pos,
+                    checks::BAD_ARGUMENT,
+                    format!("the default of `{name}` {e}"),
+                );
+                false
+            }
+            _ => true,
+        }
     }
 }
 
@@ -505,14 +521,7 @@ impl Compiler {
             );
             return None;
         }
-        if let Some(default) = &a.default
-            && let Err(e) = check.check(default)
-        {
-            self.push(
-                pos,
-                checks::BAD_ARGUMENT,
-                format!("the default of `{name}` {e}"),
-            );
+        if !self.default_fits(pos, name, &check, a.default.as_ref()) {
             return None;
         }
         Some(Arg {
