@@ -23,7 +23,9 @@ async def main() -> None:
             templates = await session.list_resource_templates()
             print("templates:", len(templates.resource_templates))
             tools = await session.list_tools()
-            print("tools:", ", ".join(t.name for t in tools.tools))
+            names = [t.name for t in tools.tools]
+            more = " (next page: yes)" if tools.next_cursor else ""
+            print(f"tools: {len(names)} on the first page{more}, starting", ", ".join(names[:3]))
             result = await session.read_resource(uri)
             for block in result.contents:
                 print(block.mime_type, block.text)

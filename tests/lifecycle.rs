@@ -226,7 +226,7 @@ async fn a_cancelled_read_drops_its_upstream_request() {
     // And the server goes on serving.
     assert_eq!(
         server.read_json("forgejo://instance").await["max_response_items"],
-        50
+        40
     );
     server.stop().await;
 }

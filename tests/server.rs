@@ -87,7 +87,7 @@ async fn instance_is_a_concrete_resource() {
     );
     let instance = server.read_json("forgejo://instance").await;
     assert_eq!(instance["version"], "15.0.3+gitea-1.22.0");
-    assert_eq!(instance["max_response_items"], 50);
+    assert_eq!(instance["max_response_items"], 40);
     let paths: Vec<String> = forge.requests().iter().map(|r| r.path.clone()).collect();
     assert!(
         paths.contains(&"/version".to_string()) && paths.contains(&"/settings/api".to_string()),
