@@ -705,6 +705,11 @@ async fn malformed_arguments_never_reach_the_forge() {
             json!({"owner": "acme", "repo": "widgets", "index": "12"}),
         ),
         ("list_notifications", json!({"since": "yesterday"})),
+        // Digits of other scripts are digits to Unicode, not to RFC 3339.
+        (
+            "list_notifications",
+            json!({"since": "\u{0662}\u{0660}\u{0662}\u{0666}-11-01T00:00:00Z"}),
+        ),
         (
             "get_repo",
             json!({"owner": "acme", "repo": "widgets", "verbose": true}),
