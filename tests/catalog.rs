@@ -56,7 +56,7 @@ fn tool<'c>(catalog: &'c Catalog, name: &str) -> &'c forgelens::engine::Tool {
 /// Every input schema is valid JSON Schema and compiles to a validator.
 fn assert_valid_schemas(catalog: &Catalog) {
     for t in catalog.tools() {
-        let schema = Value::Object(t.input_schema.clone());
+        let schema = Value::Object((*t.input_schema).clone());
         if let Err(e) = jsonschema::meta::validate(&schema) {
             panic!("{}: not valid JSON Schema: {e}", t.name);
         }

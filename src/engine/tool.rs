@@ -1,6 +1,8 @@
 //! A compiled tool, and the two halves of calling one: checking the arguments and building the
 //! upstream request, then shaping the answer.
 
+use std::sync::Arc;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
@@ -44,8 +46,9 @@ pub struct Tool {
     pub toolset: String,
     pub(crate) call: RequestTemplate,
     pub(crate) args: Vec<Arg>,
-    pub input_schema: Map<String, Value>,
-    pub output_schema: Option<Map<String, Value>>,
+    /// Shared with every `tools/list` answer, which would otherwise copy them each time.
+    pub input_schema: Arc<Map<String, Value>>,
+    pub output_schema: Option<Arc<Map<String, Value>>>,
     pub(crate) list: Option<ToolList>,
     pub(crate) text: Option<TextSpec>,
     pub(crate) secrets: Vec<JsonPath>,

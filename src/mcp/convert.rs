@@ -1,8 +1,6 @@
 //! Engine values → rmcp protocol types, in one place: templates, resources, read results with
 //! their cache hints, tools with their annotations, tool results, errors, and cursor paging.
 
-use std::sync::Arc;
-
 use rmcp::ErrorData;
 use rmcp::model::{
     Annotations, CacheScope, CallToolResult, CompleteResult, CompletionInfo, ContentBlock,
@@ -90,12 +88,12 @@ pub fn tool(tool: &Tool) -> McpTool {
     let mut t = McpTool::new(
         tool.name.clone(),
         tool.description.clone(),
-        Arc::new(tool.input_schema.clone()),
+        tool.input_schema.clone(),
     )
     .with_title(&tool.title)
     .with_annotations(annotations);
     if let Some(schema) = &tool.output_schema {
-        t = t.with_raw_output_schema(Arc::new(schema.clone()));
+        t = t.with_raw_output_schema(schema.clone());
     }
     t
 }

@@ -2,7 +2,7 @@
 //! input and output schemas announced in `tools/list`.
 
 use indexmap::IndexMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 use serde_json::{Map, Value, json};
@@ -157,8 +157,9 @@ impl Compiler {
             return None;
         }
         let project = project?;
-        let input_schema = input_schema(&args, list.as_ref());
-        let output_schema = output_schema(call.method.fixed(), list.as_ref(), &project);
+        let input_schema = Arc::new(input_schema(&args, list.as_ref()));
+        let output_schema =
+            output_schema(call.method.fixed(), list.as_ref(), &project).map(Arc::new);
         Some(Tool {
             name: name.clone(),
             pos: Pos::of(file, &def.call),
