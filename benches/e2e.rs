@@ -14,7 +14,8 @@
 //! - **latency**: median and p99 of `resources/read` and `tools/call` for the same entities,
 //!   each timed request followed by the **floor**: the very upstream URLs that request made
 //!   (captured by the forge), fetched directly and concurrently by a keep-alive HTTP client;
-//! - **RSS**: after `initialize`, and the peak (`VmHWM`) after `--rss-reads` reads;
+//! - **RSS**: after `initialize` and a full `tools/list` (what a client does first), and the
+//!   peak (`VmHWM`) after `--rss-reads` reads;
 //! - **bytes**: the text an agent receives against the raw bodies the forge sent for it.
 //!
 //! The client is a plain line-delimited JSON-RPC client rather than a full MCP client library,
@@ -371,6 +372,20 @@ impl Session {
         }
     }
 
+    /// Lists every tool, page after page, as a client does before its first call; the count.
+    async fn list_tools(&mut self) -> Result<usize, String> {
+        let (mut count, mut cursor) = (0, None::<String>);
+        loop {
+            let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
+            let page = self.request("tools/list", params).await?;
+            count += page["tools"].as_array().map_or(0, Vec::len);
+            match page["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(count),
+            }
+        }
+    }
+
     /// Runs `op`; the sizes of what came back, or why it failed.
     async fn run(&mut self, op: &Op) -> Result<Sizes, String> {
         let result = self.request(op.method, op.params.clone()).await?;
@@ -516,7 +531,7 @@ struct OpResult {
 struct ServerResult {
     name: String,
     cold: Result<(f64, f64, f64), String>,
-    /// `VmRSS` and its anonymous part after `initialize`, KiB.
+    /// `VmRSS` and its anonymous part after `initialize` and `tools/list`, KiB.
     idle_kib: Option<(u64, u64)>,
     /// Requests served, `VmHWM`, and the anonymous part of the RSS then, KiB.
     peak: Option<(usize, u64, u64)>,
@@ -567,6 +582,9 @@ async fn measure(
             return result;
         }
     };
+    if let Err(e) = session.list_tools().await {
+        eprintln!("{}: tools/list failed: {e}", launch.name);
+    }
     result.idle_kib = session.memory("VmRSS").zip(session.memory("RssAnon"));
     let mut reads = 0;
     for op in ops {
@@ -788,7 +806,7 @@ fn report(results: &[ServerResult], skipped: &[String], options: &Options) -> St
         options.cold_starts,
         options.forge_delay.as_millis()
     ));
-    out.push_str("| server | cold start to `initialize` (median, min–max) | RSS after `initialize` (anonymous part) | peak RSS (VmHWM) after N requests | anonymous RSS then |\n|---|---|---|---|---|\n");
+    out.push_str("| server | cold start to `initialize` (median, min–max) | RSS after `initialize` and `tools/list` (anonymous part) | peak RSS (VmHWM) after N requests | anonymous RSS then |\n|---|---|---|---|---|\n");
     for r in results {
         let cold = match &r.cold {
             Ok((m, lo, hi)) => format!("{m:.1} ms ({lo:.1}–{hi:.1})"),
