@@ -1,8 +1,6 @@
 //! A compiled tool, and the two halves of calling one: checking the arguments and building the
 //! upstream request, then shaping the answer.
 
-use std::sync::Arc;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
@@ -46,9 +44,6 @@ pub struct Tool {
     pub toolset: String,
     pub(crate) call: RequestTemplate,
     pub(crate) args: Vec<Arg>,
-    /// Shared with every `tools/list` answer, which would otherwise copy them each time.
-    pub input_schema: Arc<Map<String, Value>>,
-    pub output_schema: Option<Arc<Map<String, Value>>>,
     pub(crate) list: Option<ToolList>,
     pub(crate) text: Option<TextSpec>,
     pub(crate) secrets: Vec<JsonPath>,
@@ -118,6 +113,94 @@ pub struct Call<'c> {
 }
 
 impl Tool {
+    /// The JSON Schema of the arguments, as `tools/list` announces it.
+    ///
+    /// Built on each `tools/list` page rather than kept: held for every tool, the schemas were
+    /// the largest part of the server's resident memory (about 1 MB of JSON trees for 219
+    /// tools) for an answer a client asks once per session.
+    pub fn input_schema(&self) -> Map<String, Value> {
+        let (args, list) = (&self.args, self.list.as_ref());
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for arg in args {
+            let mut schema = arg.check.schema();
+            schema.insert("description".into(), json!(arg.description));
+            if let Some(d) = &arg.default {
+                schema.insert("default".into(), d.clone());
+            }
+            properties.insert(arg.name.clone(), Value::Object(schema));
+            if arg.required {
+                required.push(json!(arg.name));
+            }
+        }
+        if let Some(list) = list {
+            properties.insert(
+                PAGE.into(),
+                json!({"type": "integer", "minimum": 1, "default": 1,
+                "description": "Page number, from 1."}),
+            );
+            // A `page_only` list pages by the forge's own size: its limit is that size or nothing.
+            let (min, description) = if list.page_only {
+                (
+                    list.max_limit,
+                    format!("Items per page: the forge's fixed {}.", list.max_limit),
+                )
+            } else {
+                (1, format!("Items per page, 1 to {}.", list.max_limit))
+            };
+            properties.insert(
+                LIMIT.into(),
+                json!({"type": "integer", "minimum": min, "maximum": list.max_limit,
+                "default": list.default_limit, "description": description}),
+            );
+        }
+        properties.insert(SUDO.into(), json!({"type": "string", "pattern": SUDO_PATTERN,
+            "description": "Act as this user (sent as the Sudo header). Needs an admin token; leave out otherwise."}));
+        let mut schema = Map::new();
+        schema.insert("type".into(), json!("object"));
+        schema.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            schema.insert("required".into(), Value::Array(required));
+        }
+        schema.insert("additionalProperties".into(), json!(false));
+        schema
+    }
+
+    /// The JSON Schema of the structured result, for a list or a GET; built like
+    /// [`Tool::input_schema`].
+    pub fn output_schema(&self) -> Option<Map<String, Value>> {
+        let (method, list, project) = (self.call.method.fixed(), self.list.as_ref(), &self.project);
+        let object = |p: &Projection| {
+            let mut s = json!({"type": "object"});
+            if !p.is_identity() {
+                let props: Map<String, Value> =
+                    p.field_names().map(|f| (f.to_owned(), json!({}))).collect();
+                s["properties"] = Value::Object(props);
+            }
+            s
+        };
+        let schema = match (list, method) {
+            (Some(_), _) => json!({
+                "type": "object",
+                "properties": {
+                    "page": {"type": "integer"},
+                    "limit": {"type": "integer"},
+                    "total_count": {"type": "integer", "description": "Only when the forge reports it."},
+                    "has_more": {"type": "boolean"},
+                    "next_page": {"type": "integer"},
+                    "items": {"type": "array", "items": object(project)},
+                },
+                "required": ["page", "limit", "has_more", "items"],
+            }),
+            (None, Some(Method::Get)) => object(project),
+            (None, _) => return None,
+        };
+        match schema {
+            Value::Object(map) => Some(map),
+            _ => None,
+        }
+    }
+
     /// The upstream request and every query name a call may add to it: arguments sent in the
     /// query (by their upstream names) and the paging of a list.
     pub fn upstream(&self) -> (&RequestTemplate, Vec<&str>) {

@@ -1,6 +1,8 @@
 //! Engine values → rmcp protocol types, in one place: templates, resources, read results with
 //! their cache hints, tools with their annotations, tool results, errors, and cursor paging.
 
+use std::sync::Arc;
+
 use rmcp::ErrorData;
 use rmcp::model::{
     Annotations, CacheScope, CallToolResult, CompleteResult, CompletionInfo, ContentBlock,
@@ -88,12 +90,12 @@ pub fn tool(tool: &Tool) -> McpTool {
     let mut t = McpTool::new(
         tool.name.clone(),
         tool.description.clone(),
-        tool.input_schema.clone(),
+        Arc::new(tool.input_schema()),
     )
     .with_title(&tool.title)
     .with_annotations(annotations);
-    if let Some(schema) = &tool.output_schema {
-        t = t.with_raw_output_schema(schema.clone());
+    if let Some(schema) = tool.output_schema() {
+        t = t.with_raw_output_schema(Arc::new(schema));
     }
     t
 }

@@ -2,7 +2,7 @@
 //! input and output schemas announced in `tools/list`.
 
 use indexmap::IndexMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::{Map, Value, json};
@@ -13,7 +13,7 @@ use crate::engine::project::Projection;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
-use crate::engine::tool::{Annotations, Arg, SUDO, SUDO_PATTERN, Tool, ToolList};
+use crate::engine::tool::{Annotations, Arg, SUDO, Tool, ToolList};
 use crate::forge::{Accept, Method};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
@@ -157,9 +157,6 @@ impl Compiler {
             return None;
         }
         let project = project?;
-        let input_schema = Arc::new(input_schema(&args, list.as_ref()));
-        let output_schema =
-            output_schema(call.method.fixed(), list.as_ref(), &project).map(Arc::new);
         Some(Tool {
             name: name.clone(),
             pos: Pos::of(file, &def.call),
@@ -168,8 +165,6 @@ impl Compiler {
             toolset: def.toolset.value.clone(),
             call,
             args,
-            input_schema,
-            output_schema,
             list,
             text,
             secrets,
@@ -380,89 +375,6 @@ fn inline_schema(a: &raw::ArgDef) -> Map<String, Value> {
         s.insert("items".into(), items.clone());
     }
     s
-}
-
-fn input_schema(args: &[Arg], list: Option<&ToolList>) -> Map<String, Value> {
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    for arg in args {
-        let mut schema = arg.check.schema();
-        schema.insert("description".into(), json!(arg.description));
-        if let Some(d) = &arg.default {
-            schema.insert("default".into(), d.clone());
-        }
-        properties.insert(arg.name.clone(), Value::Object(schema));
-        if arg.required {
-            required.push(json!(arg.name));
-        }
-    }
-    if let Some(list) = list {
-        properties.insert(
-            PAGE.into(),
-            json!({"type": "integer", "minimum": 1, "default": 1,
-            "description": "Page number, from 1."}),
-        );
-        // A `page_only` list pages by the forge's own size: its limit is that size or nothing.
-        let (min, description) = if list.page_only {
-            (
-                list.max_limit,
-                format!("Items per page: the forge's fixed {}.", list.max_limit),
-            )
-        } else {
-            (1, format!("Items per page, 1 to {}.", list.max_limit))
-        };
-        properties.insert(
-            LIMIT.into(),
-            json!({"type": "integer", "minimum": min, "maximum": list.max_limit,
-            "default": list.default_limit, "description": description}),
-        );
-    }
-    properties.insert(SUDO.into(), json!({"type": "string", "pattern": SUDO_PATTERN,
-        "description": "Act as this user (sent as the Sudo header). Needs an admin token; leave out otherwise."}));
-    let mut schema = Map::new();
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), Value::Object(properties));
-    if !required.is_empty() {
-        schema.insert("required".into(), Value::Array(required));
-    }
-    schema.insert("additionalProperties".into(), json!(false));
-    schema
-}
-
-fn output_schema(
-    method: Option<Method>,
-    list: Option<&ToolList>,
-    project: &Projection,
-) -> Option<Map<String, Value>> {
-    let object = |p: &Projection| {
-        let mut s = json!({"type": "object"});
-        if !p.is_identity() {
-            let props: Map<String, Value> =
-                p.field_names().map(|f| (f.to_owned(), json!({}))).collect();
-            s["properties"] = Value::Object(props);
-        }
-        s
-    };
-    let schema = match (list, method) {
-        (Some(_), _) => json!({
-            "type": "object",
-            "properties": {
-                "page": {"type": "integer"},
-                "limit": {"type": "integer"},
-                "total_count": {"type": "integer", "description": "Only when the forge reports it."},
-                "has_more": {"type": "boolean"},
-                "next_page": {"type": "integer"},
-                "items": {"type": "array", "items": object(project)},
-            },
-            "required": ["page", "limit", "has_more", "items"],
-        }),
-        (None, Some(Method::Get)) => object(project),
-        (None, _) => return None,
-    };
-    match schema {
-        Value::Object(map) => Some(map),
-        _ => None,
-    }
 }
 
 /// The description clients show: the manifest's words, then the bounds the engine enforces.
