@@ -374,12 +374,7 @@ fn tools_list(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("a runtime");
-    // Variants: the curated tools of tools.yaml.
-    //
-    // GENERATED TOOLS: the variant with every generated tool goes here once the generated
-    // catalog can be loaded beside the curated one (`Sources` gaining the catalog, from the
-    // `catalog` branch): push ("curated+generated", sources with the generated catalog).
-    // Until then it is skipped; that branch's own `benches/tools_list.rs` times the engine side.
+    // The curated tools of tools.yaml; `benches/tools_list.rs` times every generated tool.
     let variants = [("curated", Sources::builtin())];
     for (name, sources) in variants {
         let mut pipe = runtime.block_on(Pipe::start(&sources));
