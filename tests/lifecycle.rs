@@ -230,3 +230,149 @@ async fn a_cancelled_read_drops_its_upstream_request() {
     );
     server.stop().await;
 }
+
+/// How a test wires the server's stdin and stdout.
+#[cfg(unix)]
+#[derive(Clone, Copy, Debug)]
+enum Wiring {
+    /// What most clients give the server they start.
+    Pipes,
+    /// What clients built on libuv (Node's) give: a socketpair each.
+    Sockets,
+    /// Anything else (here stdout is a file), served through tokio's stdio.
+    File,
+}
+
+/// Runs one session wired as `wiring`: initialize, a read, then stdin closes. The answers and
+/// what the server logged at debug level.
+#[cfg(unix)]
+async fn session(forge: &FakeForge, wiring: Wiring) -> (Vec<Value>, String) {
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+
+    let mut command = Command::new(BIN);
+    command
+        .env_clear()
+        .env("FORGEJO_URL", forge.url())
+        .args(["--log-level", "forgelens=debug"])
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let nonblocking = |s: UnixStream| {
+        s.set_nonblocking(true).unwrap();
+        tokio::net::UnixStream::from_std(s).unwrap()
+    };
+    let out_file = std::env::temp_dir().join(format!("forgelens-wiring-{}", std::process::id()));
+    let (mut child, mut input, output): (
+        Child,
+        Box<dyn AsyncWrite + Unpin>,
+        Option<Box<dyn AsyncRead + Unpin>>,
+    ) = match wiring {
+        Wiring::Pipes => {
+            let mut child = command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (i, o) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+            (child, Box::new(i), Some(Box::new(o)))
+        }
+        Wiring::Sockets => {
+            let (stdin_ours, stdin_theirs) = UnixStream::pair().unwrap();
+            let (stdout_ours, stdout_theirs) = UnixStream::pair().unwrap();
+            let child = command
+                .stdin(Stdio::from(OwnedFd::from(stdin_theirs)))
+                .stdout(Stdio::from(OwnedFd::from(stdout_theirs)))
+                .spawn()
+                .unwrap();
+            (
+                child,
+                Box::new(nonblocking(stdin_ours)),
+                Some(Box::new(nonblocking(stdout_ours))),
+            )
+        }
+        Wiring::File => {
+            let file = std::fs::File::create(&out_file).unwrap();
+            let mut child = command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::from(file))
+                .spawn()
+                .unwrap();
+            let i = child.stdin.take().unwrap();
+            (child, Box::new(i), None)
+        }
+    };
+    // The command keeps the child's ends of the sockets open until it is dropped.
+    drop(command);
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wiring", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": good_uri()}}),
+    ];
+    for line in lines {
+        input
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    input.flush().await.unwrap();
+    drop(input);
+    let mut text = String::new();
+    if let Some(mut output) = output {
+        tokio::time::timeout(Duration::from_secs(20), output.read_to_string(&mut text))
+            .await
+            .unwrap_or_else(|_| panic!("{wiring:?}: stdout is still open after 20 s"))
+            .unwrap();
+    }
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the process exits")
+        .unwrap();
+    assert!(status.success(), "{wiring:?}: {status}");
+    if matches!(wiring, Wiring::File) {
+        text = std::fs::read_to_string(&out_file).unwrap();
+        std::fs::remove_file(&out_file).unwrap();
+    }
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .await
+        .unwrap();
+    let answers = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (answers, log)
+}
+
+/// Pipes and Unix sockets are read and written on the event loop (the log says which); anything
+/// else goes through tokio's stdio. Every wiring gets the same answers.
+#[cfg(unix)]
+#[tokio::test]
+async fn pipes_sockets_and_files_are_all_served() {
+    let forge = FakeForge::standard().await;
+    for (wiring, logged) in [
+        (
+            Wiring::Pipes,
+            r#"stdio on the event loop stdin="pipe" stdout="pipe""#,
+        ),
+        (
+            Wiring::Sockets,
+            r#"stdio on the event loop stdin="socket" stdout="socket""#,
+        ),
+        (Wiring::File, "stdio through tokio's blocking threads"),
+    ] {
+        let (answers, log) = session(&forge, wiring).await;
+        assert!(log.contains(logged), "{wiring:?}: {log}");
+        assert_eq!(answers.len(), 2, "{wiring:?}: {answers:?}");
+        assert_eq!(answers[0]["result"]["serverInfo"]["name"], "forgelens");
+        let text = answers[1]["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{wiring:?}: {}", answers[1]));
+        assert!(text.contains(&LABEL_ID.to_string()), "{wiring:?}: {text}");
+    }
+}

@@ -354,9 +354,12 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     let server = Server::new(service);
     let in_flight = server.in_flight.clone();
-    let running = match pipes() {
-        Some(pipes) => server.serve(pipes).await?,
-        None => server.serve(rmcp::transport::stdio()).await?,
+    let running = match event_loop_stdio() {
+        Some(halves) => server.serve(halves).await?,
+        None => {
+            tracing::debug!("stdio through tokio's blocking threads");
+            server.serve(rmcp::transport::stdio()).await?
+        }
     };
     let stop = running.cancellation_token();
     tokio::spawn(async move {
@@ -374,34 +377,73 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// stdin and stdout as non-blocking pipes, read and written by the runtime's own event loop:
-/// what an MCP client gives a server it starts. Tokio's stdio would pass every message through
-/// a blocking thread and back, which costs each request two thread hand-offs. `None` when either
-/// is not a pipe (a terminal, a file), which tokio's stdio then serves.
+/// The halves of stdio as the runtime's event loop reads and writes them.
 #[cfg(unix)]
-fn pipes() -> Option<(
-    tokio::net::unix::pipe::Receiver,
-    tokio::net::unix::pipe::Sender,
-)> {
-    use std::os::fd::AsFd;
+type Reader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+#[cfg(unix)]
+type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// stdin and stdout read and written by the runtime's own event loop, when each is a pipe (what
+/// most clients give the server they start) or a Unix socket (what clients built on libuv, such
+/// as Node's, give). Tokio's stdio would pass every message through a blocking thread and back,
+/// which costs each request two thread hand-offs. `None` when either is anything else (a
+/// terminal, a file), which tokio's stdio then serves.
+#[cfg(unix)]
+fn event_loop_stdio() -> Option<(Reader, Writer)> {
+    use std::os::fd::{AsFd, OwnedFd};
     use std::os::unix::fs::FileTypeExt;
     use tokio::net::unix::pipe;
-    let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
-    let output = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?);
-    let is_pipe = |f: &std::fs::File| f.metadata().is_ok_and(|m| m.file_type().is_fifo());
-    // Both or neither: making one non-blocking and then reading it through tokio's blocking
-    // stdio would fail.
-    if !(is_pipe(&input) && is_pipe(&output)) {
-        return None;
+
+    enum Kind {
+        Pipe(std::fs::File),
+        Socket(std::os::unix::net::UnixStream),
     }
-    Some((
-        pipe::Receiver::from_file(input).ok()?,
-        pipe::Sender::from_file(output).ok()?,
-    ))
+    // Classifies a copy of the descriptor (so that dropping the transport leaves fd 0 and 1
+    // open), changing nothing about it yet.
+    let kind = |fd: std::os::fd::BorrowedFd<'_>| -> Option<Kind> {
+        let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+        let file_type = file.metadata().ok()?.file_type();
+        if file_type.is_fifo() {
+            return Some(Kind::Pipe(file));
+        }
+        if !file_type.is_socket() {
+            return None;
+        }
+        let socket = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
+        // Only a Unix socket has a Unix address; another kind of socket stays with tokio's stdio.
+        socket.local_addr().ok()?;
+        Some(Kind::Socket(socket))
+    };
+    // Both or neither: making one non-blocking and then reading it through tokio's blocking
+    // stdio would fail, so nothing is registered before both are known.
+    let input = kind(std::io::stdin().as_fd())?;
+    let output = kind(std::io::stdout().as_fd())?;
+    let name = |k: &Kind| match k {
+        Kind::Pipe(_) => "pipe",
+        Kind::Socket(_) => "socket",
+    };
+    tracing::debug!(
+        stdin = name(&input),
+        stdout = name(&output),
+        "stdio on the event loop"
+    );
+    let socket = |s: std::os::unix::net::UnixStream| {
+        s.set_nonblocking(true)?;
+        tokio::net::UnixStream::from_std(s)
+    };
+    let reader: Reader = match input {
+        Kind::Pipe(file) => Box::new(pipe::Receiver::from_file(file).ok()?),
+        Kind::Socket(s) => Box::new(socket(s).ok()?),
+    };
+    let writer: Writer = match output {
+        Kind::Pipe(file) => Box::new(pipe::Sender::from_file(file).ok()?),
+        Kind::Socket(s) => Box::new(socket(s).ok()?),
+    };
+    Some((reader, writer))
 }
 
 #[cfg(not(unix))]
-fn pipes() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
+fn event_loop_stdio() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
     None
 }
 
