@@ -1,5 +1,5 @@
-//! A compiled tool, and the two halves of calling one: checking the arguments and building the
-//! upstream request, then shaping the answer.
+//! A compiled tool, the schemas it announces, and the two halves of calling one: checking the
+//! arguments and building the upstream request, then shaping the answer.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;

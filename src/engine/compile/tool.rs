@@ -1,5 +1,5 @@
-//! Compiling tools: arguments and where they go, paging, text answers, annotations, and the
-//! input and output schemas announced in `tools/list`.
+//! Compiling tools: arguments and where they go, paging, text answers and annotations. The
+//! schemas announced in `tools/list` are derived from the result (see `engine::tool`).
 
 use indexmap::IndexMap;
 use std::sync::LazyLock;
