@@ -372,16 +372,15 @@ impl Session {
         }
     }
 
-    /// Lists every tool, page after page, as a client does before its first call; the count.
-    async fn list_tools(&mut self) -> Result<usize, String> {
-        let (mut count, mut cursor) = (0, None::<String>);
+    /// Lists every tool, page after page, as a client does before its first call.
+    async fn list_tools(&mut self) -> Result<(), String> {
+        let mut cursor = None::<String>;
         loop {
             let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
             let page = self.request("tools/list", params).await?;
-            count += page["tools"].as_array().map_or(0, Vec::len);
             match page["nextCursor"].as_str() {
                 Some(next) => cursor = Some(next.to_owned()),
-                None => return Ok(count),
+                None => return Ok(()),
             }
         }
     }

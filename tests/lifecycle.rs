@@ -1,6 +1,6 @@
 //! The stdio server end to end on raw lines: bad input never stops it, a cancelled request
-//! drops its upstream work, and stdin EOF or SIGTERM let the request in flight answer before
-//! the process exits 0.
+//! drops its upstream work, stdin EOF or SIGTERM let the request in flight answer before the
+//! process exits 0, and pipes, Unix sockets and files all serve as stdin and stdout.
 
 use std::process::Stdio;
 use std::time::Duration;
