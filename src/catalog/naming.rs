@@ -1,4 +1,4 @@
-//! Tool names: `forgejo_<domain>_<action>`, lowercase snake_case, at most 64 characters,
+//! Tool names: `forgejo_<domain>_<action>`, snake_case in lower case, 64 characters at most,
 //! unique, and the same every time for the same spec.
 //!
 //! - The **domain** comes from the path: `/admin/…` is `admin`; otherwise the first literal
