@@ -23,10 +23,6 @@
 mod world;
 
 use std::hint::black_box;
-
-/// The server's allocator, so the figures are the server's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
@@ -42,6 +38,10 @@ use forgelens::mcp::Server;
 use forgelens::service::Service;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The server's allocator, so the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ISSUE_URI: &str = "forgejo://repo/acme/widgets/issue/12";
 const COMMENTS_URI: &str = "forgejo://repo/acme/widgets/issue/12/comments";

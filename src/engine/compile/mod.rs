@@ -11,9 +11,8 @@
 mod resource;
 mod tool;
 
-use std::sync::Arc;
-
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use regex::Regex;
