@@ -7,10 +7,12 @@
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use forgelens::engine::Catalog;
+use forgelens::config::{Config, Flags};
 use forgelens::manifest::{Source, Sources};
+use forgelens::service::Service;
 
-fn catalog() -> (Catalog, &'static str) {
+/// A service over every curated and generated tool, listing them all (`--tool-surface full`).
+fn service() -> (Service, &'static str) {
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/swagger/forgejo-15.0.3.swagger.json");
     let (spec, from) = match std::fs::read_to_string(&shared) {
@@ -30,16 +32,22 @@ fn catalog() -> (Catalog, &'static str) {
         name: "generated".into(),
         text: yaml,
     });
-    let catalog = forgelens::service::compile(&sources).expect("the catalog compiles");
-    (catalog, from)
+    let flags = Flags {
+        url: Some("http://127.0.0.1:9".into()),
+        tool_surface: Some("full".into()),
+        ..Flags::default()
+    };
+    let config = Config::resolve(&flags, &|_| None).expect("the config resolves");
+    let service = Service::start(&config, &sources).expect("the service starts");
+    (service, from)
 }
 
 /// Every page of `tools/list`, serialized; returns the bytes written.
-fn list_all(catalog: &Catalog) -> usize {
+fn list_all(service: &Service) -> usize {
     let mut cursor: Option<String> = None;
     let mut bytes = 0;
     loop {
-        let page = forgelens::mcp::tools_page(catalog, cursor.as_deref()).expect("a page");
+        let page = forgelens::mcp::tools_page(service, cursor.as_deref()).expect("a page");
         bytes += serde_json::to_vec(&page).expect("serializes").len();
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -49,18 +57,18 @@ fn list_all(catalog: &Catalog) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let (catalog, from) = catalog();
-    let tools = catalog.tools().len();
+    let (service, from) = service();
+    let tools = service.catalog().tools().len();
     eprintln!(
         "{tools} tools ({from}); every page serializes to {} bytes",
-        list_all(&catalog)
+        list_all(&service)
     );
     c.bench_function(&format!("tools_list/all_pages/{tools}_tools"), |b| {
-        b.iter(|| list_all(&catalog))
+        b.iter(|| list_all(&service))
     });
     c.bench_function(&format!("tools_list/first_page/{tools}_tools"), |b| {
         b.iter(|| {
-            let page = forgelens::mcp::tools_page(&catalog, None).expect("a page");
+            let page = forgelens::mcp::tools_page(&service, None).expect("a page");
             serde_json::to_vec(&page).expect("serializes").len()
         })
     });

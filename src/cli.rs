@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::config::{CatalogSource, Config, Flags, HttpConfig, HttpFlags};
 use crate::forge::{self, ClientOptions};
 use crate::manifest::{FileId, Source, Sources};
-use crate::service::{CallError, Service, StartError};
+use crate::service::{CallError, Called, Service, StartError};
 use crate::{catalog, lint, mcp};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
@@ -174,6 +174,19 @@ pub struct ServeArgs {
     /// Immutable answers (a commit by full sha) are always reused.
     #[arg(long, value_name = "MS")]
     pub cache_ttl_ms: Option<u64>,
+    /// Which tools tools/list shows: `core` (a small set plus search_tools, describe_tools,
+    /// call_read_tool, call_write_tool and read_resource, which reach every other tool) or
+    /// `full` (every tool) [env: FORGELENS_TOOL_SURFACE] [default: core].
+    #[arg(long, value_name = "core|full")]
+    pub tool_surface: Option<String>,
+    /// Announce the `sudo` argument of every tool (it needs an admin token; it is accepted
+    /// either way) [env: FORGELENS_SUDO].
+    #[arg(long)]
+    pub sudo: bool,
+    /// The most bytes one answer may hold; a longer one is cut and says how to get the rest
+    /// [env: FORGELENS_MAX_ANSWER_BYTES] [default: 49152].
+    #[arg(long, value_name = "BYTES")]
+    pub max_answer_bytes: Option<usize>,
     #[command(flatten)]
     pub manifests: ManifestArgs,
 }
@@ -192,6 +205,9 @@ impl ServeArgs {
             catalog_from_instance: self.catalog_from_instance,
             cache_dir: self.cache_dir.clone(),
             cache_ttl_ms: self.cache_ttl_ms,
+            tool_surface: self.tool_surface.clone(),
+            sudo: self.sudo,
+            max_answer_bytes: self.max_answer_bytes,
         }
     }
 }
@@ -467,8 +483,14 @@ fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {
         Err((message, code)) => return fail(&message, code),
     };
     match runtime().block_on(service.call(tool, arguments, service.token())) {
-        Ok(value) => print(&serde_json::to_string_pretty(&value).expect("a JSON value serializes")),
-        Err(CallError::Failed(error)) => {
+        Ok(Called::Value(value)) => {
+            print(&serde_json::to_string_pretty(&value).expect("a JSON value serializes"))
+        }
+        Ok(Called::Read(output)) => {
+            let text: Vec<&str> = output.blocks.iter().map(|b| b.text.as_str()).collect();
+            print(&text.join("\n\n"))
+        }
+        Err(CallError::Failed(error) | CallError::Read { error, .. }) => {
             let errors = &service.catalog().errors;
             fail(
                 &format!("{} [{}]", errors.message(&error), errors.reason(&error)),

@@ -65,6 +65,36 @@ pub const CATALOG_VARS: &[&str] = &["FORGELENS_CATALOG"];
 pub const CATALOG_FROM_INSTANCE_VARS: &[&str] = &["FORGELENS_CATALOG_FROM_INSTANCE"];
 pub const CACHE_DIR_VARS: &[&str] = &["FORGELENS_CACHE_DIR"];
 pub const CACHE_TTL_VARS: &[&str] = &["FORGELENS_CACHE_TTL_MS"];
+pub const TOOL_SURFACE_VARS: &[&str] = &["FORGELENS_TOOL_SURFACE"];
+pub const SUDO_VARS: &[&str] = &["FORGELENS_SUDO"];
+pub const MAX_ANSWER_BYTES_VARS: &[&str] = &["FORGELENS_MAX_ANSWER_BYTES"];
+
+/// The largest answer (the text an agent reads) when no budget is configured: 48 KiB.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 48 * 1024;
+/// The smallest budget accepted: below it, a page envelope and its continuation hardly fit.
+pub const MIN_MAX_ANSWER_BYTES: usize = 4 * 1024;
+
+/// Which tools `tools/list` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Surface {
+    /// The core tools the manifest names, and the meta-tools that find and run the rest.
+    #[default]
+    Core,
+    /// Every tool the filters leave.
+    Full,
+}
+
+impl Surface {
+    pub const NAMES: [&str; 2] = ["core", "full"];
+
+    pub fn parse(text: &str) -> Option<Surface> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "core" => Some(Surface::Core),
+            "full" => Some(Surface::Full),
+            _ => None,
+        }
+    }
+}
 
 /// What the command line says; `None` means "not given" (the environment may still say).
 #[derive(Debug, Clone, Default)]
@@ -81,6 +111,9 @@ pub struct Flags {
     pub cache_dir: Option<PathBuf>,
     /// How long mutable answers are reused, in milliseconds (0: not at all).
     pub cache_ttl_ms: Option<u64>,
+    pub tool_surface: Option<String>,
+    pub sudo: bool,
+    pub max_answer_bytes: Option<usize>,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -99,6 +132,11 @@ pub struct Config {
     pub catalog: Option<CatalogSource>,
     /// How long an answer of a mutable resource is reused; `None`: never (the default).
     pub mutable_ttl: Option<Duration>,
+    pub surface: Surface,
+    /// Announce the `sudo` argument (it is accepted either way; only an admin token can use it).
+    pub sudo: bool,
+    /// The most bytes one answer may hold.
+    pub max_answer_bytes: usize,
 }
 
 /// The source of the generated tools served beside the curated ones.
@@ -129,6 +167,10 @@ pub enum ConfigError {
     Remote { addr: SocketAddr },
     #[error("{name}: `{value}` is not a whole number above 0")]
     Count { name: String, value: String },
+    #[error("{name}: `{value}` is not a tool surface; use core or full")]
+    Surface { name: String, value: String },
+    #[error("{name}: `{value}` is not a number of bytes of at least {MIN_MAX_ANSWER_BYTES}")]
+    AnswerBytes { name: String, value: String },
     #[error("{name}: `{value}` is not a number of milliseconds (0 turns it off)")]
     Millis { name: String, value: String },
     #[error("{name}: `{value}` is not a host name or host:port (or `*` alone, for any host)")]
@@ -290,6 +332,28 @@ impl Config {
             }
             (None, false) => None,
         };
+        let surface = match (&flags.tool_surface, look.first(TOOL_SURFACE_VARS)) {
+            (Some(text), _) => Surface::parse(text).ok_or_else(|| ConfigError::Surface {
+                name: "--tool-surface".into(),
+                value: text.clone(),
+            })?,
+            (None, Some((name, value))) => {
+                Surface::parse(&value).ok_or(ConfigError::Surface { name, value })?
+            }
+            (None, None) => Surface::default(),
+        };
+        let max_answer_bytes = match (flags.max_answer_bytes, look.first(MAX_ANSWER_BYTES_VARS)) {
+            (Some(n), _) => Some(("--max-answer-bytes".to_owned(), n.to_string())),
+            (None, found) => found,
+        }
+        .map_or(Ok(DEFAULT_MAX_ANSWER_BYTES), |(name, value)| {
+            value
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n >= MIN_MAX_ANSWER_BYTES)
+                .ok_or(ConfigError::AnswerBytes { name, value })
+        })?;
         Ok(Config {
             url,
             token,
@@ -310,6 +374,9 @@ impl Config {
             max_upstream: max_upstream.min(u64::from(u32::MAX)) as usize,
             catalog,
             mutable_ttl: (cache_ttl_ms > 0).then(|| Duration::from_millis(cache_ttl_ms)),
+            surface,
+            sudo: look.flag(flags.sudo, SUDO_VARS)?,
+            max_answer_bytes,
         })
     }
 }

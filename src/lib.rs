@@ -8,6 +8,7 @@
 //!   rules, request templates, projections, bounding, markdown; pure, no I/O.
 //! - [`forge`] — the HTTP client to the forge: auth, retries, timeouts, the body cap.
 //! - [`service`] — a catalog joined to a forge client: one read or call, end to end.
+//! - [`surface`] — which tools `tools/list` shows, and the meta-tools that reach the rest.
 //! - [`mcp`] — the rmcp adapter and its transports.
 //! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
 //! - [`config`], [`cli`], [`lint`] — the command line around them.
@@ -22,5 +23,6 @@ pub mod lint;
 pub mod manifest;
 pub mod mcp;
 pub mod service;
+pub mod surface;
 
 pub use cli::run;

@@ -1,21 +1,27 @@
 //! The service: a compiled catalog joined to a forge client. It runs a read or a call end to
 //! end — plan, send (concurrently where a read needs several requests), assemble — for every
 //! front end alike: the MCP adapter over stdio or HTTP, and the `read` / `call` commands.
-//! Reads go through the read cache ([`crate::cache`]).
+//! Reads go through the read cache ([`crate::cache`]). Calls of the meta-tools
+//! ([`crate::surface`]) are answered here too, over the same reads and calls.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use thiserror::Error;
 
 use crate::cache::ReadCache;
-use crate::config::Config;
+use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
 use crate::engine::listing::Listed;
-use crate::engine::{self, Answer, Catalog, ReadOutput};
+use crate::engine::search::SearchIndex;
+use crate::engine::tool::Form;
+use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
 use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
-use crate::manifest::{self, Diagnostic, Sources};
+use crate::manifest::checks;
+use crate::manifest::diagnostic::did_you_mean;
+use crate::manifest::{self, Diagnostic, Finding, Sources};
+use crate::surface::{self, Meta};
 
 /// Why a server could not start.
 #[derive(Debug, Error)]
@@ -48,6 +54,25 @@ pub enum CallError {
     /// The call failed: bad arguments or an upstream failure.
     #[error(transparent)]
     Failed(#[from] engine::Error),
+    /// `read_resource` failed as `resources/read` of `uri` would have.
+    #[error("{error}")]
+    Read { uri: String, error: engine::Error },
+}
+
+/// What a call gives back.
+#[derive(Debug)]
+pub enum Called {
+    /// A tool's structured result.
+    Value(Value),
+    /// The blocks of a resource, read through `read_resource`.
+    Read(ReadOutput),
+}
+
+/// One entry of `tools/list`.
+#[derive(Debug, Clone, Copy)]
+pub enum Listing<'a> {
+    Meta(Meta),
+    Tool(&'a Tool),
 }
 
 /// A catalog and a forge, ready to serve.
@@ -57,8 +82,12 @@ pub struct Service {
     forge: forge::Client,
     cache: ReadCache,
     token: Option<Token>,
-    /// Tools removed by the configuration, and why.
+    /// Tools removed by the configuration (meta-tools among them), and why.
     withheld: HashMap<String, String>,
+    surface: Surface,
+    form: Form,
+    /// Every reachable tool, for `search_tools`.
+    index: SearchIndex,
 }
 
 impl Service {
@@ -80,13 +109,66 @@ impl Service {
         config: &Config,
     ) -> Result<Service, StartError> {
         let withheld = filter_tools(&mut catalog, config)?;
+        catalog.set_max_answer_bytes(config.max_answer_bytes);
+        let offered = |meta: Meta| !withheld.contains_key(meta.name());
+        if config.surface == Surface::Core {
+            let core = catalog.core.clone();
+            let (read, write) = (offered(Meta::CallReadTool), offered(Meta::CallWriteTool));
+            catalog.route_through(|tool| match core.contains(&tool.name) {
+                true => None,
+                false if tool.annotations.read_only && read => Some(Meta::CallReadTool.name()),
+                false if write => Some(Meta::CallWriteTool.name()),
+                false => None,
+            });
+        }
+        let index = SearchIndex::new(
+            catalog.tools(),
+            |set| catalog.toolsets.get(set).cloned(),
+            |tool| tool.generated,
+            catalog.vocabulary(),
+        );
         Ok(Service {
             catalog,
             forge,
             cache: ReadCache::new(config.mutable_ttl),
             token: config.token.clone(),
             withheld,
+            surface: config.surface,
+            form: Form::Lean { sudo: config.sudo },
+            index,
         })
+    }
+
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+
+    /// The schema form `tools/list` shows.
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
+    /// What `tools/list` shows, in order: the meta-tools offered, then the tools.
+    pub fn listed(&self) -> Vec<Listing<'_>> {
+        let metas = Meta::ALL
+            .into_iter()
+            .filter(|m| m.listed_in(self.surface) && self.offers(*m))
+            .map(Listing::Meta);
+        let tools: Vec<Listing<'_>> = match self.surface {
+            Surface::Full => self.catalog.tools().iter().map(Listing::Tool).collect(),
+            Surface::Core => self
+                .catalog
+                .core
+                .iter()
+                .filter_map(|name| self.catalog.tool(name))
+                .map(Listing::Tool)
+                .collect(),
+        };
+        metas.chain(tools).collect()
+    }
+
+    fn offers(&self, meta: Meta) -> bool {
+        !self.withheld.contains_key(meta.name())
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -185,22 +267,30 @@ impl Service {
         }
     }
 
-    /// Calls one tool with its JSON arguments.
+    /// Calls one tool, or one meta-tool, with its JSON arguments.
     pub async fn call(
         &self,
         name: &str,
         arguments: Map<String, Value>,
         token: Option<&Token>,
+    ) -> Result<Called, CallError> {
+        match Meta::named(name) {
+            Some(meta) if self.offers(meta) => self.call_meta(meta, arguments, token).await,
+            _ => self
+                .call_tool(name, arguments, token)
+                .await
+                .map(Called::Value),
+        }
+    }
+
+    /// Calls one tool of the catalog.
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        token: Option<&Token>,
     ) -> Result<Value, CallError> {
-        let Some(tool) = self.catalog.tool(name) else {
-            return Err(match self.withheld.get(name) {
-                Some(why) => CallError::Refused {
-                    name: name.to_owned(),
-                    why: why.clone(),
-                },
-                None => CallError::Unknown(name.to_owned()),
-            });
-        };
+        let tool = self.reachable(name)?;
         let call = tool.prepare(arguments)?;
         let request = call.request()?;
         let response = self
@@ -208,8 +298,204 @@ impl Service {
             .send(&request, token)
             .await
             .map_err(engine::Error::from)?;
-        Ok(call.finish(response)?)
+        Ok(call.finish(response, self.catalog.max_answer_bytes())?)
     }
+
+    /// The tool named `name`, or why it cannot be called.
+    fn reachable(&self, name: &str) -> Result<&Tool, CallError> {
+        self.catalog
+            .tool(name)
+            .ok_or_else(|| match self.withheld.get(name) {
+                Some(why) => CallError::Refused {
+                    name: name.to_owned(),
+                    why: why.clone(),
+                },
+                None => CallError::Unknown(name.to_owned()),
+            })
+    }
+
+    async fn call_meta(
+        &self,
+        meta: Meta,
+        mut arguments: Map<String, Value>,
+        token: Option<&Token>,
+    ) -> Result<Called, CallError> {
+        meta.check(&arguments)
+            .map_err(|e| engine::Error::invalid(format!("the arguments of {} {e}", meta.name())))?;
+        let text = |arguments: &Map<String, Value>, key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let budget = self.catalog.max_answer_bytes();
+        match meta {
+            Meta::SearchTools => {
+                let limit = arguments
+                    .get("limit")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(surface::DEFAULT_SEARCH_RESULTS);
+                let found = self.search(&text(&arguments, "query"), limit as usize);
+                Ok(Called::Value(engine::tool::within(found, budget)))
+            }
+            Meta::DescribeTools => {
+                let names: Vec<String> = match arguments.remove("names") {
+                    Some(Value::Array(names)) => names
+                        .into_iter()
+                        .filter_map(|n| n.as_str().map(str::to_owned))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                Ok(Called::Value(engine::tool::within(
+                    self.describe(&names)?,
+                    budget,
+                )))
+            }
+            Meta::CallReadTool | Meta::CallWriteTool => {
+                let name = text(&arguments, "name");
+                if let Some(inner) = Meta::named(&name) {
+                    return Err(CallError::Refused {
+                        name,
+                        why: format!("{} is itself a meta-tool; call it directly", inner.name()),
+                    });
+                }
+                let tool = self.reachable(&name)?;
+                if meta == Meta::CallReadTool && !tool.annotations.read_only {
+                    let how = match self.offers(Meta::CallWriteTool) {
+                        true => "run it with call_write_tool",
+                        false => "call_write_tool is not offered here",
+                    };
+                    return Err(CallError::Refused {
+                        name,
+                        why: format!(
+                            "call_read_tool runs only read-only tools, and this one changes things; {how}"
+                        ),
+                    });
+                }
+                let inner = match arguments.remove("arguments") {
+                    Some(Value::Object(map)) => map,
+                    _ => Map::new(),
+                };
+                self.call_tool(&name, inner, token).await.map(Called::Value)
+            }
+            Meta::ReadResource => {
+                let uri = text(&arguments, "uri");
+                match self.read(&uri, token).await {
+                    Ok(output) => Ok(Called::Read(output)),
+                    Err(error) => Err(CallError::Read { uri, error }),
+                }
+            }
+        }
+    }
+
+    /// The `search_tools` answer: the best `limit` reachable tools for `query`.
+    fn search(&self, query: &str, limit: usize) -> Value {
+        let hits = self.index.search(query, limit);
+        let tools: Vec<Value> = hits
+            .iter()
+            .map(|hit| {
+                let tool = &self.catalog.tools()[hit.tool];
+                let mut row = Map::new();
+                row.insert("name".into(), json!(tool.name));
+                row.insert("title".into(), json!(tool.title));
+                row.insert("description".into(), json!(tool.summary));
+                row.insert("toolset".into(), json!(tool.toolset));
+                row.insert("read_only".into(), json!(tool.annotations.read_only));
+                row.insert("destructive".into(), json!(tool.annotations.destructive));
+                row.insert("arguments".into(), json!(tool.signature()));
+                if let Some(via) = tool.via {
+                    row.insert("call_with".into(), json!(via));
+                }
+                Value::Object(row)
+            })
+            .collect();
+        let note = match (tools.is_empty(), self.surface) {
+            (true, _) => {
+                "No tool matches those words; try others (what you want to do, and to what)."
+            }
+            (false, Surface::Core) => {
+                "Call a tool without `call_with` directly; call the others through the meta-tool `call_with` names, as {name, arguments}. describe_tools gives complete schemas."
+            }
+            (false, Surface::Full) => {
+                "Call any of these directly; describe_tools gives complete schemas."
+            }
+        };
+        json!({"query": query, "tools": tools, "note": note})
+    }
+
+    /// The `describe_tools` answer: the complete form of each named tool.
+    fn describe(&self, names: &[String]) -> Result<Value, CallError> {
+        if names.is_empty() || names.len() > surface::MAX_DESCRIBED {
+            return Err(engine::Error::invalid(format!(
+                "describe_tools takes 1 to {} names, not {}",
+                surface::MAX_DESCRIBED,
+                names.len()
+            ))
+            .into());
+        }
+        let mut described = Vec::new();
+        let mut unknown = Vec::new();
+        for name in names {
+            if let Some(meta) = Meta::named(name).filter(|m| self.offers(*m)) {
+                described.push(json!({
+                    "name": meta.name(),
+                    "title": meta.title(),
+                    "description": meta.description(),
+                    "annotations": annotations_json(meta.annotations()),
+                    "inputSchema": meta.input_schema(),
+                }));
+                continue;
+            }
+            match self.catalog.tool(name) {
+                Some(tool) => {
+                    let mut entry = json!({
+                        "name": tool.name,
+                        "title": tool.title,
+                        "description": tool.description,
+                        "toolset": tool.toolset,
+                        "annotations": annotations_json(tool.annotations),
+                        "inputSchema": tool.input_schema(Form::Complete),
+                    });
+                    if let Some(output) = tool.output_schema() {
+                        entry["outputSchema"] = Value::Object(output);
+                    }
+                    if let Some(via) = tool.via {
+                        entry["call_with"] = json!(via);
+                    }
+                    described.push(entry);
+                }
+                None => {
+                    let why = match self.withheld.get(name) {
+                        Some(why) => format!("not offered: {why}"),
+                        None => format!(
+                            "no such tool{}",
+                            did_you_mean(
+                                name,
+                                self.catalog.tools().iter().map(|t| t.name.as_str())
+                            )
+                        ),
+                    };
+                    unknown.push(json!({"name": name, "why": why}));
+                }
+            }
+        }
+        let mut out = json!({"tools": described});
+        if !unknown.is_empty() {
+            out["unknown"] = Value::Array(unknown);
+        }
+        Ok(out)
+    }
+}
+
+/// Annotations as MCP names them.
+fn annotations_json(a: engine::Annotations) -> Value {
+    json!({
+        "readOnlyHint": a.read_only,
+        "destructiveHint": a.destructive,
+        "idempotentHint": a.idempotent,
+        "openWorldHint": a.open_world,
+    })
 }
 
 /// Parses and compiles both manifests, and the generated catalog when there is one, naming
@@ -227,6 +513,24 @@ pub fn compile(sources: &Sources) -> Result<Catalog, Vec<Diagnostic>> {
         for name in skipped {
             tracing::info!(tool = %name, "a curated tool has this name; the generated one is not served");
         }
+    }
+    let reserved: Vec<Diagnostic> = catalog
+        .tools()
+        .iter()
+        .filter(|t| Meta::named(&t.name).is_some())
+        .map(|t| {
+            sources.diagnostic(&Finding {
+                pos: t.pos,
+                code: checks::RESERVED_TOOL,
+                message: format!(
+                    "`{}` is the name of one of forgelens's meta-tools; give the tool another",
+                    t.name
+                ),
+            })
+        })
+        .collect();
+    if !reserved.is_empty() {
+        return Err(reserved);
     }
     Ok(catalog)
 }
@@ -274,10 +578,14 @@ fn filter_tools(
     let unknown: Vec<&String> = config
         .disabled_tools
         .iter()
-        .filter(|t| catalog.tool(t).is_none())
+        .filter(|t| catalog.tool(t).is_none() && Meta::named(t).is_none())
         .collect();
     if !unknown.is_empty() {
-        let valid: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
+        let valid: Vec<&str> = Meta::ALL
+            .iter()
+            .map(|m| m.name())
+            .chain(catalog.tools().iter().map(|t| t.name.as_str()))
+            .collect();
         return Err(StartError::Filter(format!(
             "unknown tool(s) {} in the disabled tools; valid tools: {}",
             quoted(unknown.iter().map(|s| s.as_str())),
@@ -319,6 +627,18 @@ fn filter_tools(
         }
     }
     catalog.retain_tools(|t| !withheld.contains_key(&t.name));
+    for meta in Meta::ALL {
+        let why = if config.read_only && !meta.annotations().read_only {
+            Some("forgelens runs read-only, and this meta-tool runs tools that change things")
+        } else if config.disabled_tools.iter().any(|t| t == meta.name()) {
+            Some("it is disabled by the configuration")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            withheld.insert(meta.name().to_owned(), why.to_owned());
+        }
+    }
     Ok(withheld)
 }
 

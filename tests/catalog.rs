@@ -56,7 +56,7 @@ fn tool<'c>(catalog: &'c Catalog, name: &str) -> &'c forgelens::engine::Tool {
 /// Every input schema is valid JSON Schema and compiles to a validator.
 fn assert_valid_schemas(catalog: &Catalog) {
     for t in catalog.tools() {
-        let schema = Value::Object(t.input_schema());
+        let schema = Value::Object(t.input_schema(forgelens::engine::tool::Form::Complete));
         if let Err(e) = jsonschema::meta::validate(&schema) {
             panic!("{}: not valid JSON Schema: {e}", t.name);
         }
@@ -196,7 +196,7 @@ fn the_json_body_is_one_argument_with_the_resolved_schema() {
     let (_, yaml) = generate(MINI, false);
     let catalog = compile(&yaml);
     let t = tool(&catalog, "forgejo_issue_create_milestone");
-    let schema = &t.input_schema();
+    let schema = &t.input_schema(forgelens::engine::tool::Form::Complete);
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["required"], json!(["owner", "repo", "body"]));
     let body = &schema["properties"]["body"];
@@ -231,7 +231,10 @@ fn the_json_body_is_one_argument_with_the_resolved_schema() {
 fn names_get_patterns_and_queries_their_types() {
     let (_, yaml) = generate(MINI, false);
     let catalog = compile(&yaml);
-    let props = |name: &str| tool(&catalog, name).input_schema()["properties"].clone();
+    let props = |name: &str| {
+        tool(&catalog, name).input_schema(forgelens::engine::tool::Form::Complete)["properties"]
+            .clone()
+    };
     let p = props("forgejo_issue_get_milestones_list");
     assert_eq!(p["owner"]["pattern"], "^[A-Za-z0-9_][A-Za-z0-9_.-]*$");
     assert_eq!(p["owner"]["maxLength"], 40);
@@ -271,7 +274,8 @@ fn names_get_patterns_and_queries_their_types() {
 fn multipart_files_are_base64_strings() {
     let (g, yaml) = generate(MINI, false);
     let catalog = compile(&yaml);
-    let schema = &tool(&catalog, "forgejo_release_create_attachment").input_schema();
+    let schema = &tool(&catalog, "forgejo_release_create_attachment")
+        .input_schema(forgelens::engine::tool::Form::Complete);
     let attachment = &schema["properties"]["attachment"];
     assert_eq!(
         (&attachment["type"], &attachment["contentEncoding"]),

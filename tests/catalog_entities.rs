@@ -404,7 +404,7 @@ async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_one_forge
     assert_eq!(
         page["revisions_truncated"],
         format!(
-            "[truncated: 50 of {WIKI_REVISIONS} items shown. Use get_wiki_revisions tool with page=2 and limit=50 to fetch more.]"
+            "[truncated: 50 of {WIKI_REVISIONS} items shown. Use get_wiki_revisions tool (through call_read_tool) with page=2 and limit=50 to fetch more.]"
         )
     );
     // One answer of the forge's fixed page size is all the embed needs.

@@ -179,7 +179,7 @@ async fn branch_protections_are_listed_whole_and_paged_here() {
     assert_eq!(field(&page, "rule_name"), [json!("main")]);
     assert_eq!(
         page["truncated"],
-        "[truncated: 1 of 2 items shown. Use list_branch_protections tool with page=2 and limit=1 to fetch more.]"
+        "[truncated: 1 of 2 items shown. Use list_branch_protections tool (through call_read_tool) with page=2 and limit=1 to fetch more.]"
     );
     let rest = server
         .read_json("forgejo://repo/acme/widgets/branch_protections?page=2&limit=1")
@@ -214,7 +214,7 @@ async fn releases_milestones_and_branches_are_pages_of_their_lists() {
         .await;
     assert_eq!(
         limited["truncated"],
-        "[truncated: 2 of 3 items shown. Use list_releases tool with page=2 and limit=2 to fetch more.]"
+        "[truncated: 2 of 3 items shown. Use list_releases tool (through call_read_tool) with page=2 and limit=2 to fetch more.]"
     );
 
     let milestones = server

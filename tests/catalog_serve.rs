@@ -9,7 +9,7 @@ use rmcp::model::PaginatedRequestParams;
 use serde_json::{Value, json};
 
 use crate::support::fake_forge::Reply;
-use crate::support::{FakeForge, Launch, run};
+use crate::support::{FakeForge, Launch, manifest_tools, run};
 
 const MINI: &str = include_str!("fixtures/mini.swagger.json");
 /// Tools of the mini spec.
@@ -57,12 +57,13 @@ async fn a_generated_get_post_and_delete_reach_the_forge() {
     let catalog = write_catalog(dir.path(), MINI);
     let forge = milestone_forge().await;
     let server = Launch::new(&forge)
+        .full()
         .arg("--catalog")
         .arg(&catalog.display().to_string())
         .start()
         .await;
     let tools = server.client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), curated_count() + MINI_TOOLS);
+    assert_eq!(manifest_tools(&tools).len(), curated_count() + MINI_TOOLS);
     assert!(
         tools.iter().any(|t| t.name == "list_repo_labels"),
         "curated tools stay"
@@ -136,6 +137,7 @@ async fn read_only_lists_only_gets_and_sends_nothing_else() {
     let catalog = write_catalog(dir.path(), MINI);
     let forge = milestone_forge().await;
     let server = Launch::new(&forge)
+        .full()
         .arg("--read-only")
         .arg("--catalog")
         .arg(&catalog.display().to_string())
@@ -205,6 +207,7 @@ async fn multipart_and_text_bodies_reach_the_forge() {
             Reply::Text("<h1>Title</h1>".into()),
         );
     let server = Launch::new(&forge)
+        .full()
         .arg("--catalog")
         .arg(&catalog.display().to_string())
         .start()
@@ -263,6 +266,7 @@ async fn a_curated_tool_wins_a_clash_and_filters_apply() {
     let path = catalog.display().to_string();
 
     let server = Launch::new(&forge)
+        .full()
         .arg("--catalog")
         .arg(&path)
         .start()
@@ -283,6 +287,7 @@ async fn a_curated_tool_wins_a_clash_and_filters_apply() {
     server.stop().await;
 
     let server = Launch::new(&forge)
+        .full()
         .arg("--catalog")
         .arg(&path)
         .arg("--toolsets")
@@ -341,6 +346,7 @@ async fn a_long_tool_list_pages_the_same_way_every_time() {
     let mut listings = Vec::new();
     for _ in 0..2 {
         let server = Launch::new(&forge)
+            .full()
             .arg("--catalog")
             .arg(&catalog.display().to_string())
             .start()
@@ -353,7 +359,10 @@ async fn a_long_tool_list_pages_the_same_way_every_time() {
         assert_eq!(first.tools.len(), 100);
         assert_eq!(first.next_cursor.as_deref(), Some("100"));
         let all = server.client.list_all_tools().await.unwrap();
-        let names: Vec<String> = all.iter().map(|t| t.name.to_string()).collect();
+        let names: Vec<String> = manifest_tools(&all)
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
         assert_eq!(names.len(), curated_count() + 260);
         let unique: std::collections::HashSet<&String> = names.iter().collect();
         assert_eq!(unique.len(), names.len());
@@ -387,6 +396,7 @@ async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
     };
     for _ in 0..2 {
         let server = Launch::new(&forge)
+            .full()
             .arg("--catalog-from-instance")
             .arg("--cache-dir")
             .arg(&cache_dir)
@@ -418,6 +428,7 @@ async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
     age(&cached, Duration::from_secs(2 * 24 * 60 * 60));
     forge.document("/swagger.v1.json", "not a spec");
     let server = Launch::new(&forge)
+        .full()
         .arg("--catalog-from-instance")
         .arg("--cache-dir")
         .arg(&cache_dir)

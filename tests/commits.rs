@@ -120,7 +120,7 @@ async fn combined_status_caps_statuses_and_names_the_tool() {
     );
     assert_eq!(
         status["statuses_truncated"],
-        "[truncated: 30 of 35 items shown. Use get_commit_statuses tool with page=2 and limit=30 to fetch more.]"
+        "[truncated: 30 of 35 items shown. Use get_commit_statuses tool (through call_read_tool) with page=2 and limit=30 to fetch more.]"
     );
     let few = server
         .read_json(&format!(

@@ -47,19 +47,21 @@ fn resource_table(catalog: &Catalog) -> String {
     out
 }
 
-/// The tool table: every tool with its toolset and annotations, grouped by toolset.
+/// The tool table: every tool with its toolset, whether the core surface lists it, and its
+/// annotations, grouped by toolset.
 fn tool_table(catalog: &Catalog) -> String {
     let mut out = String::from(
-        "| tool | toolset | read-only | destructive | idempotent |\n|---|---|---|---|---|\n",
+        "| tool | toolset | core | read-only | destructive | idempotent |\n|---|---|---|---|---|---|\n",
     );
     let mark = |b: bool| if b { "✓" } else { "" };
     for toolset in catalog.toolsets.keys() {
         for t in catalog.tools().iter().filter(|t| &t.toolset == toolset) {
             let a = t.annotations;
             out.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} |\n",
+                "| `{}` | {} | {} | {} | {} | {} |\n",
                 t.name,
                 t.toolset,
+                mark(catalog.core.contains(&t.name)),
                 mark(a.read_only),
                 mark(a.destructive),
                 mark(a.idempotent)

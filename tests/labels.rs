@@ -169,15 +169,20 @@ async fn over_the_cap_truncated_with_a_sentinel_naming_the_list_tool() {
     let cases = [
         (
             "forgejo://repo/acme/many-labels/labels",
-            "list_repo_labels",
+            "list_repo_labels tool",
             45,
         ),
         (
             "forgejo://repo/acme/many-labels/labels?limit=500",
-            "list_repo_labels",
+            "list_repo_labels tool",
             45,
         ),
-        ("forgejo://org/bigorg/labels", "list_org_labels", 35),
+        // Not a core tool: the sentinel says how to reach it.
+        (
+            "forgejo://org/bigorg/labels",
+            "list_org_labels tool (through call_read_tool)",
+            35,
+        ),
     ];
     for (uri, tool, total) in cases {
         let page = server.read_json(uri).await;
@@ -190,7 +195,7 @@ async fn over_the_cap_truncated_with_a_sentinel_naming_the_list_tool() {
         assert_eq!(
             page["truncated"],
             format!(
-                "[truncated: 30 of {total} items shown. Use {tool} tool with page=2 and limit=30 to fetch more.]"
+                "[truncated: 30 of {total} items shown. Use {tool} with page=2 and limit=30 to fetch more.]"
             ),
             "{uri}"
         );
@@ -237,7 +242,7 @@ async fn bad_page_and_limit_are_refused_before_any_request() {
 #[tokio::test]
 async fn list_tools_page_and_report_totals() {
     let forge = FakeForge::standard().await;
-    let server = Launch::new(&forge).start().await;
+    let server = Launch::new(&forge).full().start().await;
     let tools = server.client.list_all_tools().await.unwrap();
     for name in ["list_repo_labels", "list_org_labels", "get_commit_statuses"] {
         let tool = tools
@@ -247,7 +252,12 @@ async fn list_tools_page_and_report_totals() {
         let annotations = tool.annotations.as_ref().unwrap();
         assert_eq!(annotations.read_only_hint, Some(true), "{name}");
         assert!(tool.output_schema.is_some(), "{name}");
-        assert_eq!(tool.input_schema["additionalProperties"], false, "{name}");
+        let limit = &tool.input_schema["properties"]["limit"];
+        assert_eq!(
+            (&limit["minimum"], &limit["maximum"]),
+            (&json!(1), &json!(50)),
+            "{name}"
+        );
     }
     let page = server
         .call_ok(

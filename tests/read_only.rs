@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
 
 use crate::support::fake_forge::GOOD_TOKEN;
-use crate::support::{Launch, tool_world};
+use crate::support::{Launch, manifest_tools, tool_world};
 
 fn required(tool: &Tool) -> Vec<String> {
     tool.input_schema
@@ -41,10 +41,11 @@ fn text_of(result: &CallToolResult) -> String {
 async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest() {
     let forge = tool_world::forge().await;
 
-    let everything = Launch::new(&forge).start().await;
+    let everything = Launch::new(&forge).full().start().await;
     let all = everything.client.list_all_tools().await.unwrap();
     everything.stop().await;
-    let writes: Vec<&Tool> = all.iter().filter(|t| !read_only(t)).collect();
+    let all = manifest_tools(&all);
+    let writes: Vec<&Tool> = all.iter().copied().filter(|t| !read_only(t)).collect();
     let reads: BTreeSet<String> = all
         .iter()
         .filter(|t| read_only(t))
@@ -55,9 +56,11 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
     let server = Launch::new(&forge)
         .token(GOOD_TOKEN)
         .arg("--read-only")
+        .full()
         .start()
         .await;
     let listed = server.client.list_all_tools().await.unwrap();
+    let listed = manifest_tools(&listed);
     let listed_names: BTreeSet<String> = listed.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(
         listed_names, reads,
@@ -91,12 +94,7 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
         listed.len(),
         "one upstream request per read tool"
     );
-    let not_get: Vec<String> = log
-        .iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    assert!(not_get.is_empty(), "non-GET requests: {not_get:?}");
+    assert_only_gets(&forge);
 
     forge.clear_log();
     for tool in &writes {
@@ -119,4 +117,93 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
         forge.requests()
     );
     server.stop().await;
+}
+
+/// The core surface in read-only mode: no write tool and no `call_write_tool` is listed,
+/// `call_read_tool` runs every read tool with GET alone and reaches no write, and
+/// `call_write_tool` is refused.
+#[tokio::test]
+async fn read_only_core_lists_no_write_and_call_read_tool_reaches_none() {
+    let forge = tool_world::forge().await;
+    let everything = Launch::new(&forge).full().start().await;
+    let all = everything.client.list_all_tools().await.unwrap();
+    everything.stop().await;
+    let all: Vec<Tool> = manifest_tools(&all).into_iter().cloned().collect();
+
+    let server = Launch::new(&forge)
+        .token(GOOD_TOKEN)
+        .arg("--read-only")
+        .start()
+        .await;
+    let listed = server.client.list_all_tools().await.unwrap();
+    for tool in &listed {
+        assert!(read_only(tool), "{} is listed in read-only mode", tool.name);
+    }
+    let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+    assert!(!names.contains(&"call_write_tool"), "{names:?}");
+    assert!(names.contains(&"call_read_tool"), "{names:?}");
+
+    forge.clear_log();
+    for tool in &all {
+        // A write is refused before its arguments are looked at.
+        let args = match read_only(tool) {
+            true => tool_world::sample_args(&tool.name, &required(tool))
+                .unwrap_or_else(|e| panic!("{e}")),
+            false => json!({}),
+        };
+        let result = server
+            .call_ok_or_error(
+                "call_read_tool",
+                json!({"name": tool.name, "arguments": args}),
+            )
+            .await;
+        match read_only(tool) {
+            true => assert_ne!(
+                result.is_error,
+                Some(true),
+                "{}: {}",
+                tool.name,
+                text_of(&result)
+            ),
+            false => {
+                assert_eq!(
+                    result.is_error,
+                    Some(true),
+                    "{} ran through call_read_tool",
+                    tool.name
+                );
+                assert!(
+                    text_of(&result).contains("not offered"),
+                    "{}",
+                    text_of(&result)
+                );
+            }
+        }
+        let write = server
+            .call_ok_or_error("call_write_tool", json!({"name": tool.name}))
+            .await;
+        assert_eq!(
+            write.is_error,
+            Some(true),
+            "call_write_tool ran {}",
+            tool.name
+        );
+    }
+    assert_only_gets(&forge);
+    assert_eq!(
+        forge.requests().len(),
+        all.iter().filter(|t| read_only(t)).count(),
+        "one request per read tool, none for the rest"
+    );
+    server.stop().await;
+}
+
+fn assert_only_gets(forge: &crate::support::FakeForge) {
+    let not_get: Vec<String> = forge
+        .requests()
+        .iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(not_get.is_empty(), "non-GET requests: {not_get:?}");
 }

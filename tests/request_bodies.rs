@@ -104,7 +104,7 @@ fn a_payload_argument_is_the_whole_json_body_held_to_its_schema() {
     );
     let tool = catalog.tool("create_thing").unwrap();
     assert_eq!(
-        tool.input_schema()["properties"]["body"]["required"],
+        tool.input_schema(forgelens::engine::tool::Form::Complete)["properties"]["body"]["required"],
         json!(["name"])
     );
     for (bad, why) in [

@@ -415,7 +415,7 @@ fn cases() -> Vec<Case> {
 #[tokio::test]
 async fn every_toolset_reads_through_its_projection() {
     let forge = tool_world::forge().await;
-    let server = Launch::new(&forge).start().await;
+    let server = Launch::new(&forge).full().start().await;
     let tools = server.client.list_all_tools().await.unwrap();
     let mut toolsets_seen = std::collections::BTreeSet::new();
     for c in cases() {

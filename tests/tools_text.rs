@@ -182,7 +182,7 @@ async fn the_escape_hatch_reaches_any_path_and_nothing_outside_the_api() {
         Reply::Json(json!({"topics": ["cache", "rust"]})),
     );
     forge.route("PUT", "/repos/acme/widgets/topics", Reply::NoContent);
-    let server = Launch::new(&forge).token(GOOD_TOKEN).start().await;
+    let server = Launch::new(&forge).token(GOOD_TOKEN).full().start().await;
     let topics = server
         .call_ok(
             "forgejo_api_request",
@@ -239,7 +239,7 @@ async fn the_escape_hatch_reaches_any_path_and_nothing_outside_the_api() {
     );
     server.stop().await;
 
-    let read_only = Launch::new(&forge).arg("--read-only").start().await;
+    let read_only = Launch::new(&forge).arg("--read-only").full().start().await;
     let result = read_only
         .call("forgejo_api_request", json!({"path": "version"}))
         .await

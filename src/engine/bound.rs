@@ -7,13 +7,17 @@
 //!   (Asking for `l+1` and showing `l` would skip a row at every page boundary.)
 //! - Endpoints that ignore paging are windowed here with the same arithmetic.
 //! - Whenever more remain, a sentinel names the fallback tool and the exact next call.
+//! - Every answer also fits a byte budget (`--max-answer-bytes`). A page too large for it
+//!   becomes a smaller page at the same offset ([`fit_page`]), so that its continuation is an
+//!   ordinary `page`/`limit`; anything else has its largest strings and arrays shortened
+//!   ([`fit`]), each cut marked where it happened and listed in the answer.
 //!
 //! ```
-//! use forgelens::engine::bound::{PageRequest, sentinel, Next};
+//! use forgelens::engine::bound::{PageRequest, mention, sentinel, Next};
 //! let page = PageRequest::new(Some(1), Some(100), 30);
 //! assert_eq!((page.page, page.limit), (1, 30));
 //! assert_eq!(
-//!     sentinel("list_repo_labels", 30, Some(69), Next::Page { page: 2, limit: 30 }),
+//!     sentinel(&mention("list_repo_labels", None), 30, Some(69), Next::Page { page: 2, limit: 30 }),
 //!     "[truncated: 30 of 69 items shown. Use list_repo_labels tool with page=2 and limit=30 to fetch more.]",
 //! );
 //! ```
@@ -111,7 +115,16 @@ pub enum Next {
     Older { older: u64, max_limit: u64 },
 }
 
-/// The truncation sentinel.
+/// How an answer names the tool to call next, with the meta-tool to call it through when
+/// `tools/list` does not show it.
+pub fn mention(tool: &str, via: Option<&str>) -> String {
+    match via {
+        Some(via) => format!("{tool} tool (through {via})"),
+        None => format!("{tool} tool"),
+    }
+}
+
+/// The truncation sentinel; `tool` is the tool as [`mention`] names it.
 pub fn sentinel(tool: &str, shown: usize, total: Option<u64>, next: Next) -> String {
     let shown_text = match (next, total) {
         (Next::Older { .. }, Some(total)) => format!("the newest {shown} of {total} items shown"),
@@ -120,21 +133,237 @@ pub fn sentinel(tool: &str, shown: usize, total: Option<u64>, next: Next) -> Str
     };
     let how = match next {
         Next::Page { page, limit } => {
-            format!("Use {tool} tool with page={page} and limit={limit} to fetch more.")
+            format!("Use {tool} with page={page} and limit={limit} to fetch more.")
         }
         Next::Older { older, max_limit } if older <= max_limit => {
-            format!(
-                "Use {tool} tool with page=1 and limit={older} to fetch the {older} older ones."
-            )
+            format!("Use {tool} with page=1 and limit={older} to fetch the {older} older ones.")
         }
         Next::Older { older, max_limit } => {
             let pages = older.div_ceil(max_limit);
             format!(
-                "Use {tool} tool with limit={max_limit} and page=1 to page={pages} to fetch the {older} older ones."
+                "Use {tool} with limit={max_limit} and page=1 to page={pages} to fetch the {older} older ones."
             )
         }
     };
     format!("[truncated: {shown_text}. {how}]")
+}
+
+/// The size of `value`'s JSON text, as an agent reads it.
+pub fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).expect("a JSON value always serializes");
+    count.0
+}
+
+/// The page to show instead of `page` when its items (of these serialized sizes) do not fit in
+/// `room` bytes: the largest that fits and starts at the same row, with a size that divides its
+/// offset, so that the next page at that size continues exactly. `None` when everything fits.
+/// A single item too large for the room still makes a page of one (then cut by [`fit`]).
+pub fn fit_page(page: PageRequest, sizes: &[usize], room: usize) -> Option<PageRequest> {
+    let mut used = 0;
+    let fitting = sizes
+        .iter()
+        .take_while(|&&size| {
+            used += size + 1;
+            used <= room
+        })
+        .count();
+    if fitting == sizes.len() {
+        return None;
+    }
+    let offset = page.offset();
+    let most = fitting.max(1) as u64;
+    let limit = match offset {
+        0 => most,
+        _ => (1..=most).rev().find(|d| offset % d == 0).unwrap_or(1),
+    };
+    Some(PageRequest {
+        page: offset / limit + 1,
+        limit,
+    })
+}
+
+/// What [`fit`] cut: where, and how much of how much is left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub path: String,
+    pub kept: usize,
+    pub of: usize,
+    pub unit: &'static str,
+}
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` holds {} of {} {}",
+            self.path, self.kept, self.of, self.unit
+        )
+    }
+}
+
+/// Room left in a cut string for its marker.
+const MARKER_ROOM: usize = 64;
+
+/// Shortens `value` until its JSON text fits in `room` bytes: the largest string keeps its
+/// start and ends with a marker saying how much of it is shown; the largest array (of more than
+/// one item) keeps its first items. Each string or array is cut once, largest first; the cuts
+/// are returned in that order.
+pub fn fit(value: &mut Value, room: usize) -> Vec<Cut> {
+    let mut cuts: Vec<Cut> = Vec::new();
+    loop {
+        let size = json_size(value);
+        if size <= room {
+            break;
+        }
+        let mut best: Option<(usize, Vec<Step>)> = None;
+        let mut path = Vec::new();
+        largest(value, &mut path, &cuts, &mut best);
+        let Some((node_size, steps)) = best else {
+            break;
+        };
+        let excess = size - room;
+        let name = render_path(&steps);
+        let Some(node) = walk(value, &steps) else {
+            break;
+        };
+        let cut = match node {
+            Value::String(text) => {
+                let of = text.chars().count();
+                // Escapes make the JSON text longer than the string: scale the cut to the string.
+                let wanted = node_size.saturating_sub(excess + MARKER_ROOM);
+                let mut keep = (wanted as f64 * text.len() as f64 / node_size as f64) as usize;
+                while !text.is_char_boundary(keep) {
+                    keep -= 1;
+                }
+                text.truncate(keep);
+                let kept = text.chars().count();
+                text.push_str(&format!(" … [cut: {kept} of {of} characters shown]"));
+                Cut {
+                    path: name,
+                    kept,
+                    of,
+                    unit: "characters",
+                }
+            }
+            Value::Array(items) => {
+                let of = items.len();
+                let target = node_size.saturating_sub(excess);
+                let mut used = 2;
+                let kept = items
+                    .iter()
+                    .take_while(|item| {
+                        used += json_size(item) + 1;
+                        used <= target
+                    })
+                    .count()
+                    .max(1);
+                items.truncate(kept);
+                Cut {
+                    path: name,
+                    kept,
+                    of,
+                    unit: "items",
+                }
+            }
+            _ => break,
+        };
+        cuts.push(cut);
+    }
+    cuts
+}
+
+/// The sentence an answer cut by [`fit`] carries.
+pub fn fit_note(budget: usize, cuts: &[Cut]) -> String {
+    let list: Vec<String> = cuts.iter().map(Cut::to_string).collect();
+    format!(
+        "[truncated to stay under {budget} bytes: {}. Ask for less at once (a page, a line range, a filter, one item) to see the rest.]",
+        list.join("; ")
+    )
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn render_path(steps: &[Step]) -> String {
+    let mut out = String::from("$");
+    for step in steps {
+        match step {
+            Step::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn walk<'v>(value: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
+    steps
+        .iter()
+        .try_fold(value, |node, step| match (step, node) {
+            (Step::Key(k), Value::Object(map)) => map.get_mut(k),
+            (Step::Index(i), Value::Array(items)) => items.get_mut(*i),
+            _ => None,
+        })
+}
+
+/// The size of `value`, noting in `best` the largest string or array (of more than one item)
+/// not cut yet.
+fn largest(
+    value: &Value,
+    path: &mut Vec<Step>,
+    cut: &[Cut],
+    best: &mut Option<(usize, Vec<Step>)>,
+) -> usize {
+    let size = match value {
+        Value::Object(map) => {
+            let mut size = 2;
+            for (key, inner) in map {
+                path.push(Step::Key(key.clone()));
+                size +=
+                    json_size(&Value::String(key.clone())) + 2 + largest(inner, path, cut, best);
+                path.pop();
+            }
+            size
+        }
+        Value::Array(items) => {
+            let mut size = 2;
+            for (i, inner) in items.iter().enumerate() {
+                path.push(Step::Index(i));
+                size += largest(inner, path, cut, best) + 1;
+                path.pop();
+            }
+            size
+        }
+        other => json_size(other),
+    };
+    let candidate = match value {
+        Value::String(_) => true,
+        Value::Array(items) => items.len() > 1,
+        _ => false,
+    };
+    if candidate
+        && best.as_ref().is_none_or(|(b, _)| size > *b)
+        && !cut.iter().any(|c| c.path == render_path(path))
+    {
+        *best = Some((size, path.clone()));
+    }
+    size
 }
 
 #[cfg(test)]
@@ -231,12 +460,17 @@ mod tests {
     #[test]
     fn sentinels() {
         assert_eq!(
-            sentinel("t", 30, None, Next::Page { page: 2, limit: 30 }),
+            sentinel(
+                &mention("t", None),
+                30,
+                None,
+                Next::Page { page: 2, limit: 30 }
+            ),
             "[truncated: 30 items shown; more may remain. Use t tool with page=2 and limit=30 to fetch more.]"
         );
         assert_eq!(
             sentinel(
-                "list_issue_comments",
+                &mention("list_issue_comments", Some("call_read_tool")),
                 30,
                 Some(69),
                 Next::Older {
@@ -244,11 +478,11 @@ mod tests {
                     max_limit: 50
                 }
             ),
-            "[truncated: the newest 30 of 69 items shown. Use list_issue_comments tool with page=1 and limit=39 to fetch the 39 older ones.]"
+            "[truncated: the newest 30 of 69 items shown. Use list_issue_comments tool (through call_read_tool) with page=1 and limit=39 to fetch the 39 older ones.]"
         );
         assert_eq!(
             sentinel(
-                "c",
+                &mention("c", None),
                 30,
                 Some(200),
                 Next::Older {
@@ -258,5 +492,45 @@ mod tests {
             ),
             "[truncated: the newest 30 of 200 items shown. Use c tool with limit=50 and page=1 to page=4 to fetch the 170 older ones.]"
         );
+    }
+
+    #[test]
+    fn a_page_too_large_becomes_a_smaller_page_at_the_same_offset() {
+        let sizes = vec![100; 30];
+        // Page 1: the first items that fit, and the next page at that size starts after them.
+        let first = fit_page(PageRequest::new(Some(1), Some(30), 30), &sizes, 1_000).unwrap();
+        assert_eq!((first.page, first.limit), (1, 9));
+        // Page 3 of 30 starts at row 61: the page size divides 60, so page 11 of 6 is that row.
+        let later = fit_page(PageRequest::new(Some(3), Some(30), 30), &sizes, 1_000).unwrap();
+        assert_eq!((later.page, later.limit), (11, 6));
+        assert_eq!(later.offset(), 60);
+        assert_eq!(
+            fit_page(PageRequest::new(Some(2), Some(30), 30), &sizes, 10_000),
+            None
+        );
+        let huge = fit_page(PageRequest::new(Some(2), Some(5), 30), &[5_000; 5], 1_000).unwrap();
+        assert_eq!((huge.page, huge.limit), (6, 1));
+    }
+
+    #[test]
+    fn fit_cuts_the_largest_parts_and_says_where() {
+        let mut value = json!({
+            "title": "short",
+            "body": "x".repeat(10_000),
+            "items": (0..100).map(|i| json!({"n": i})).collect::<Vec<_>>(),
+        });
+        let cuts = fit(&mut value, 2_000);
+        assert!(json_size(&value) <= 2_000, "{}", json_size(&value));
+        assert_eq!(cuts[0].path, "$.body");
+        assert_eq!(cuts[0].of, 10_000);
+        assert!(value["body"].as_str().unwrap().ends_with(&format!(
+            "[cut: {} of 10000 characters shown]",
+            cuts[0].kept
+        )));
+        assert_eq!(value["title"], "short");
+        let note = fit_note(2_000, &cuts);
+        assert!(note.contains("`$.body` holds"), "{note}");
+        let mut small = json!({"a": "b"});
+        assert!(fit(&mut small, 100).is_empty());
     }
 }

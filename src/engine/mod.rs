@@ -17,6 +17,7 @@ pub mod render;
 pub mod request;
 pub mod resource;
 pub mod schema;
+pub mod search;
 pub mod template;
 pub mod text;
 pub mod tool;
@@ -45,6 +46,12 @@ pub struct Catalog {
     pub toolsets: IndexMap<String, String>,
     pub(crate) listings: Vec<listing::Listing>,
     pub(crate) completions: HashMap<String, complete::Completion>,
+    /// The tools `--tool-surface core` lists, in the manifest's order.
+    pub core: Vec<String>,
+    /// `search_tools`'s synonyms: a word or phrase → the words it stands for.
+    pub synonyms: Vec<(String, Vec<String>)>,
+    /// The most bytes one answer may hold (see `bound`).
+    pub(crate) max_answer_bytes: usize,
 }
 
 impl Catalog {
@@ -80,18 +87,57 @@ impl Catalog {
     /// where both have a tool of the same name, this catalog's stays. Returns the names left out.
     pub fn absorb(&mut self, other: Catalog) -> Vec<String> {
         let mut skipped = Vec::new();
-        for tool in other.tools {
+        for mut tool in other.tools {
             if self.tool_index.contains_key(&tool.name) {
                 skipped.push(tool.name);
                 continue;
             }
+            tool.generated = true;
             self.tool_index.insert(tool.name.clone(), self.tools.len());
             self.tools.push(tool);
         }
         for (name, description) in other.toolsets {
             self.toolsets.entry(name).or_insert(description);
         }
+        for (word, means) in other.synonyms {
+            if !self.synonyms.iter().any(|(w, _)| *w == word) {
+                self.synonyms.push((word, means));
+            }
+        }
         skipped
+    }
+
+    /// The vocabulary of `search_tools`.
+    pub fn vocabulary(&self) -> search::Vocabulary {
+        search::Vocabulary::new(
+            self.synonyms
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_slice())),
+        )
+    }
+
+    /// Sets the byte budget of every answer.
+    pub fn set_max_answer_bytes(&mut self, bytes: usize) {
+        self.max_answer_bytes = bytes;
+    }
+
+    /// The byte budget of every answer.
+    pub fn max_answer_bytes(&self) -> usize {
+        self.max_answer_bytes
+    }
+
+    /// Marks the tools `tools/list` does not show, with the meta-tool that runs each: the
+    /// continuations that name them then say so.
+    pub fn route_through(&mut self, via: impl Fn(&Tool) -> Option<&'static str>) {
+        for tool in &mut self.tools {
+            tool.via = via(tool);
+        }
+    }
+
+    /// How an answer names a tool to call next: `name tool`, with the meta-tool to call it
+    /// through when `tools/list` does not show it.
+    pub fn mention(&self, name: &str) -> String {
+        bound::mention(name, self.tool(name).and_then(|t| t.via))
     }
 
     /// Keeps only the tools `keep` accepts (read-only mode, toolsets, disabled tools).

@@ -15,6 +15,7 @@ use super::project::{Context, Field, Meta, Projection};
 use super::request::{Args, RequestTemplate, substitute, text_of};
 use super::template::UriTemplate;
 use super::text::{Cut, TextSpec};
+use super::tool::{ENVELOPE_ROOM, within};
 use super::{Catalog, uri};
 use crate::forge::{Accept, ForgeError, Request, Response};
 use crate::manifest::raw::{Keep, Window as WindowKind};
@@ -472,6 +473,7 @@ impl Read<'_> {
 
     /// Builds the content blocks from every answer.
     pub fn assemble(&self, answers: Vec<Answer>) -> Result<ReadOutput, Error> {
+        let budget = self.catalog.max_answer_bytes;
         let mut primary: Option<(usize, Response)> = None;
         let mut with: Vec<Value> = vec![Value::Null; self.resource.with.len()];
         let mut embed_first: Vec<Option<Response>> = vec![None; self.embeds().len()];
@@ -571,7 +573,10 @@ impl Read<'_> {
                             (items, counted(&fetched[0], header), first_has_next)
                         }
                     };
-                    embed_into(&mut value, embed, items, total, has_next, &self.args);
+                    let mention = self.catalog.mention(&embed.tool);
+                    embed_into(
+                        &mut value, embed, mention, items, total, has_next, &self.args,
+                    );
                 }
                 value
             }
@@ -580,13 +585,18 @@ impl Read<'_> {
         if let Some(text) = &self.resource.text
             && !matches!(&self.resource.shape, Shape::List { only_arrays: true, .. } if body.is_array())
         {
-            let cut = text.cut(text.text_of(&ctx).as_deref(), &self.args)?;
-            let described = text.describe(&cut, |line| {
-                let uri = self.uri_with(
-                    &[(text.start_line.as_deref().unwrap_or(""), line.to_string())],
-                    text.end_line.as_deref(),
-                );
-                format!("Read {uri}")
+            let room = budget.saturating_sub(ENVELOPE_ROOM + bound::json_size(&value));
+            let cut = text.cut(text.text_of(&ctx).as_deref(), &self.args, room)?;
+            let described = text.describe(&cut, |line, byte| {
+                let mut replace =
+                    vec![(text.start_line.as_deref().unwrap_or(""), line.to_string())];
+                let mut clear = vec![text.end_line.as_deref()];
+                match (text.start_byte.as_deref(), byte) {
+                    (Some(var), Some(b)) => replace.push((var, b.to_string())),
+                    (var, None) => clear.push(var),
+                    (None, Some(_)) => {}
+                }
+                format!("Read {}", self.uri_with(&replace, &clear))
             });
             if let Value::Object(map) = &mut value {
                 map.extend(described);
@@ -602,7 +612,13 @@ impl Read<'_> {
                 _ => ttl_ms,
             }),
         };
-        let json = serde_json::to_string(&value).expect("a JSON value always serializes");
+        // The text block is cut to fit already; the JSON gets what room is left beside it.
+        let room = budget.saturating_sub(text_block.as_ref().map_or(0, String::len));
+        let mut json = serde_json::to_string(&value).expect("a JSON value always serializes");
+        if json.len() > room {
+            json = serde_json::to_string(&within(value.clone(), room))
+                .expect("a JSON value always serializes");
+        }
         let mut blocks = vec![Block {
             mime: "application/json",
             text: json,
@@ -640,9 +656,10 @@ impl Read<'_> {
                 .map_err(|e| {
                     Error::invalid(format!("markdown of {} failed: {e}", self.resource.name))
                 })?;
+            let used: usize = blocks.iter().map(|b| b.text.len()).sum();
             blocks.push(Block {
                 mime: "text/markdown",
-                text,
+                text: markdown_within(text, budget.saturating_sub(used)),
             });
         }
         Ok(ReadOutput { blocks, ttl_ms })
@@ -691,12 +708,12 @@ impl Read<'_> {
     }
 
     /// This read's URI with some variables replaced and `clear` left out.
-    fn uri_with(&self, replace: &[(&str, String)], clear: Option<&str>) -> String {
+    fn uri_with(&self, replace: &[(&str, String)], clear: &[Option<&str>]) -> String {
         self.resource.template.expand(|var| {
             if let Some((_, v)) = replace.iter().find(|(n, _)| *n == var) {
                 return Some(v.clone());
             }
-            if clear == Some(var) {
+            if clear.contains(&Some(var)) {
                 return None;
             }
             text_of(&self.args, var)
@@ -710,21 +727,28 @@ impl Read<'_> {
         item: &Projection,
         tool: &str,
     ) -> Value {
+        let budget = self.catalog.max_answer_bytes;
+        let mut items: Vec<Value> = window
+            .items
+            .iter()
+            .map(|i| item.apply(&Context::item(i, &self.args)))
+            .collect();
+        let sizes: Vec<usize> = items.iter().map(bound::json_size).collect();
+        let (mut page, mut has_more, mut cut) = (page, window.has_more, false);
+        if let Some(smaller) = bound::fit_page(page, &sizes, budget.saturating_sub(ENVELOPE_ROOM)) {
+            items.truncate(smaller.limit as usize);
+            (page, has_more, cut) = (smaller, true, true);
+        }
         let mut out = Map::new();
         out.insert("page".into(), page.page.into());
         out.insert("limit".into(), page.limit.into());
         if let Some(total) = window.total {
             out.insert("total_count".into(), total.into());
         }
-        out.insert("has_more".into(), window.has_more.into());
-        let shown = window.items.len();
-        let items: Vec<Value> = window
-            .items
-            .iter()
-            .map(|i| item.apply(&Context::item(i, &self.args)))
-            .collect();
+        out.insert("has_more".into(), has_more.into());
+        let shown = items.len();
         out.insert("items".into(), Value::Array(items));
-        if window.has_more {
+        if has_more {
             let next = Next::Page {
                 page: page.page + 1,
                 limit: page.limit,
@@ -734,17 +758,48 @@ impl Read<'_> {
                     (PAGE, (page.page + 1).to_string()),
                     (LIMIT, page.limit.to_string()),
                 ],
-                None,
+                &[],
             );
             out.insert("next".into(), Value::String(next_uri));
-            out.insert(
-                "truncated".into(),
-                bound::sentinel(tool, shown, window.total, next).into(),
-            );
+            let mut sentinel =
+                bound::sentinel(&self.catalog.mention(tool), shown, window.total, next);
+            if cut {
+                sentinel = format!(
+                    "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.] {sentinel}",
+                    page.page, page.limit
+                );
+            }
+            out.insert("truncated".into(), sentinel.into());
         }
         Value::Object(out)
     }
 }
+
+/// A markdown block cut to `room` bytes at a line or character boundary, saying so. The JSON
+/// block holds the same fields, so the markdown gives way first.
+fn markdown_within(mut text: String, room: usize) -> String {
+    if text.len() <= room {
+        return text;
+    }
+    let marker = format!(
+        "\n\n[truncated: the markdown is cut to stay under the answer's byte budget; {} of {} bytes shown. The JSON block holds the same fields.]",
+        room.saturating_sub(MARKER_ROOM),
+        text.len()
+    );
+    let mut at = room.saturating_sub(MARKER_ROOM);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    if let Some(line) = text[..at].rfind('\n') {
+        at = line;
+    }
+    text.truncate(at);
+    text.push_str(&marker);
+    text
+}
+
+/// Room a cut markdown block keeps for its marker.
+const MARKER_ROOM: usize = 200;
 
 /// The pages (of size `cap`) that hold the newest `cap` of `total` rows, except page 1 (the
 /// probe already has it).
@@ -825,6 +880,7 @@ pub(crate) fn remove_matches(body: &mut Value, path: &JsonPath) {
 fn embed_into(
     value: &mut Value,
     embed: &Embed,
+    mention: String,
     items: Vec<&Value>,
     total: Option<u64>,
     has_next: Option<bool>,
@@ -878,7 +934,7 @@ fn embed_into(
         };
         map.insert(
             format!("{}_truncated", embed.field),
-            Value::String(bound::sentinel(&embed.tool, shown, window.total, next)),
+            Value::String(bound::sentinel(&mention, shown, window.total, next)),
         );
     }
 }
@@ -919,6 +975,7 @@ mod tests {
             embed_into(
                 &mut value,
                 &embed,
+                "get_wiki_revisions tool".into(),
                 items.iter().collect(),
                 total,
                 None,

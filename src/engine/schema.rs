@@ -39,6 +39,61 @@ impl Check {
             Check::Schema(schema) => schema.source.clone(),
         }
     }
+
+    /// The schema as `tools/list` advertises it: what a model needs to write a good value
+    /// (types, enums, defaults, numeric ranges, the shape of objects and arrays), without what
+    /// only the checker needs (see [`lean`]).
+    pub fn lean_schema(&self) -> Map<String, Value> {
+        lean(self.schema())
+    }
+
+    /// The rule's own description, for an argument the manifest leaves undescribed.
+    pub fn rule_description(&self) -> Option<&str> {
+        match self {
+            Check::Rule(rule) => rule.description.as_deref(),
+            Check::Schema(_) => None,
+        }
+    }
+}
+
+/// Keywords a lean schema leaves out: the checker still enforces them before any request, and
+/// its refusal says what is wrong, so a model reading the list does not need them.
+const CHECKER_ONLY: [&str; 5] = [
+    "pattern",
+    "maxLength",
+    "minLength",
+    "format",
+    "additionalProperties",
+];
+
+/// `schema` without the [`CHECKER_ONLY`] keywords, at every depth. A map's value schema
+/// (`additionalProperties` as an object) says what the map holds, so it stays. A lone
+/// `minimum: 1` (an id, an index, a count) goes too: no model writes 0 for an issue number.
+pub fn lean(schema: Map<String, Value>) -> Map<String, Value> {
+    let positive =
+        schema.get("minimum") == Some(&Value::from(1)) && !schema.contains_key("maximum");
+    schema
+        .into_iter()
+        .filter(|(key, _)| !(positive && key == "minimum"))
+        .filter_map(|(key, value)| match (key.as_str(), value) {
+            ("additionalProperties", Value::Object(inner)) => {
+                Some((key, Value::Object(lean(inner))))
+            }
+            (k, _) if CHECKER_ONLY.contains(&k) => None,
+            ("items", Value::Object(inner)) => Some((key, Value::Object(lean(inner)))),
+            ("properties", Value::Object(props)) => {
+                let props = props
+                    .into_iter()
+                    .map(|(name, p)| match p {
+                        Value::Object(inner) => (name, Value::Object(lean(inner))),
+                        other => (name, other),
+                    })
+                    .collect();
+                Some((key, Value::Object(props)))
+            }
+            (_, value) => Some((key, value)),
+        })
+        .collect()
 }
 
 /// A compiled inline JSON Schema.
@@ -325,6 +380,35 @@ mod tests {
                 "{s} {v}"
             );
         }
+    }
+
+    #[test]
+    fn lean_schemas_keep_what_a_model_writes_values_from() {
+        let full = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 9, "description": "d"},
+                "ids": {"type": "array", "items": {"type": "integer", "format": "int64", "minimum": 1}},
+                "count": {"type": "integer", "minimum": 1, "maximum": 9},
+                "meta": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}},
+            },
+            "required": ["name"],
+            "additionalProperties": false,
+        });
+        let lean = lean(full.as_object().unwrap().clone());
+        assert_eq!(
+            Value::Object(lean),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "d"},
+                    "ids": {"type": "array", "items": {"type": "integer"}},
+                    "count": {"type": "integer", "minimum": 1, "maximum": 9},
+                    "meta": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+                "required": ["name"],
+            })
+        );
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //!
 //! A caller asks for `start_line`/`end_line` (1-based, inclusive, either optional). Without a
 //! range the first lines are shown (`keep: oldest`) or the last (`keep: newest`, for logs). At
-//! most `max_lines` lines and `max_bytes` bytes are shown, cut at a line boundary (a single line
-//! longer than the byte cap is cut on a character boundary). Every answer says which lines it
-//! holds of how many; a partial one carries a marker saying how to get the rest.
+//! most `max_lines` lines and `max_bytes` bytes (and no more than the answer's byte budget) are
+//! shown, cut at a line boundary. A single line longer than that (minified code) is cut on a
+//! character boundary, and `start_byte` says where in `start_line` the next window begins.
+//! Every answer says which lines it holds of how many; a partial one carries a marker saying
+//! how to get the rest.
 //!
 //! A unified diff can be split per file: with the file named, that file's part is the text;
 //! without, the answer lists the files.
@@ -23,6 +25,8 @@ pub struct TextSpec {
     pub from: Option<Field>,
     pub start_line: Option<String>,
     pub end_line: Option<String>,
+    /// The variable or argument holding the byte of `start_line` to begin at.
+    pub start_byte: Option<String>,
     pub max_lines: u64,
     pub max_bytes: u64,
     pub keep: Keep,
@@ -36,11 +40,18 @@ pub struct Window {
     pub start_line: u64,
     pub end_line: u64,
     pub total_lines: u64,
+    /// Where in `start_line` the text begins, in bytes (0: at its start).
+    pub start_byte: u64,
+    /// Where in `end_line` the text stops, when that line goes on: (byte, the line's length).
+    pub end_cut: Option<(u64, u64)>,
 }
 
 impl Window {
     pub fn is_partial(&self) -> bool {
-        self.start_line > 1 || self.end_line < self.total_lines
+        self.start_line > 1
+            || self.end_line < self.total_lines
+            || self.start_byte > 0
+            || self.end_cut.is_some()
     }
 }
 
@@ -89,8 +100,8 @@ impl TextSpec {
             .and_then(Value::as_u64)
     }
 
-    /// Cuts `text` as asked by `args`.
-    pub fn cut(&self, text: Option<&str>, args: &Args) -> Result<Cut, Error> {
+    /// Cuts `text` as asked by `args`, in at most `budget` bytes (and the spec's own cap).
+    pub fn cut(&self, text: Option<&str>, args: &Args, budget: usize) -> Result<Cut, Error> {
         let Some(text) = text else {
             return Ok(Cut::NotText);
         };
@@ -146,78 +157,81 @@ impl TextSpec {
             },
         };
         let end = end.min(total);
+        let skip = match self.arg(args, &self.start_byte) {
+            None | Some(0) => 0,
+            Some(byte) => {
+                let line = lines.get(start as usize - 1).copied().unwrap_or("");
+                if byte >= line.len() as u64 {
+                    return Err(Error::invalid(format!(
+                        "start_byte {byte} is past the end of line {start}, which has {} bytes",
+                        line.len()
+                    )));
+                }
+                let mut at = byte as usize;
+                while !line.is_char_boundary(at) {
+                    at -= 1;
+                }
+                at
+            }
+        };
         // A tail without an explicit start keeps its end when the byte cap bites.
         let from_end = self.keep == Keep::Newest && start_arg.is_none();
-        let (text, start, end) = self.byte_cap(&lines, start, end, from_end);
-        Ok(Cut::Lines(Window {
-            text,
-            start_line: start,
-            end_line: end,
-            total_lines: total,
-        }))
-    }
-
-    /// Applies the byte cap from the kept end, at line boundaries.
-    fn byte_cap(&self, lines: &[&str], start: u64, end: u64, from_end: bool) -> (String, u64, u64) {
-        if lines.is_empty() || end < start {
-            return (String::new(), start.min(end.max(1)), end);
-        }
-        let cap = self.max_bytes as usize;
-        let chosen = &lines[(start - 1) as usize..end as usize];
-        let mut size = 0usize;
-        let mut count = 0u64;
-        let iter: Box<dyn Iterator<Item = &&str>> = if from_end {
-            Box::new(chosen.iter().rev())
-        } else {
-            Box::new(chosen.iter())
-        };
-        let mut kept: Vec<&str> = Vec::new();
-        for line in iter {
-            if size + line.len() > cap {
-                if kept.is_empty() {
-                    // One line longer than the cap: keep its start, cut on a character boundary.
-                    let mut cut = cap.min(line.len());
-                    while !line.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    kept.push(&line[..cut]);
-                    count = 1;
-                }
-                break;
-            }
-            size += line.len();
-            kept.push(line);
-            count += 1;
-        }
-        if from_end {
-            kept.reverse();
-            let text: String = kept.concat();
-            (text, end + 1 - count.max(1), end)
-        } else {
-            (kept.concat(), start, start + count.max(1) - 1)
-        }
+        let cap = budget.min(self.max_bytes as usize).max(1);
+        Ok(Cut::Lines(byte_cap(
+            &lines, start, end, skip, cap, from_end, total,
+        )))
     }
 
     /// The JSON fields describing a cut, and the marker when it is partial; `how` says how to
-    /// ask for other lines (given the first line wanted).
-    pub fn describe(&self, cut: &Cut, how: impl Fn(u64) -> String) -> Map<String, Value> {
+    /// ask for other text, given the first line wanted and the byte of it to begin at.
+    pub fn describe(
+        &self,
+        cut: &Cut,
+        how: impl Fn(u64, Option<u64>) -> String,
+    ) -> Map<String, Value> {
         let mut out = Map::new();
         match cut {
             Cut::Lines(w) => {
                 out.insert("start_line".into(), w.start_line.into());
                 out.insert("end_line".into(), w.end_line.into());
                 out.insert("total_lines".into(), w.total_lines.into());
+                if w.start_byte > 0 {
+                    out.insert("start_byte".into(), w.start_byte.into());
+                }
+                if let Some((byte, length)) = w.end_cut {
+                    out.insert("end_byte".into(), byte.into());
+                    out.insert("line_bytes".into(), length.into());
+                }
                 if w.is_partial() {
-                    let next = if w.end_line < w.total_lines {
-                        format!("{} for the next lines", how(w.end_line + 1))
-                    } else {
-                        let earlier = w.start_line.saturating_sub(self.max_lines).max(1);
-                        format!("{} for earlier lines", how(earlier))
+                    let next = match w.end_cut {
+                        Some((byte, length)) if self.start_byte.is_some() => format!(
+                            "Line {} has {length} bytes; {} for the rest of it",
+                            w.end_line,
+                            how(w.end_line, Some(byte))
+                        ),
+                        Some((byte, length)) => format!(
+                            "Line {} has {length} bytes, longer than one answer; its bytes from {byte} on are not shown",
+                            w.end_line
+                        ),
+                        None if w.end_line < w.total_lines => {
+                            format!("{} for the next lines", how(w.end_line + 1, None))
+                        }
+                        None => {
+                            let earlier = w.start_line.saturating_sub(self.max_lines).max(1);
+                            format!("{} for earlier lines", how(earlier, None))
+                        }
+                    };
+                    let bytes = match (w.start_byte, w.end_cut) {
+                        (0, None) => String::new(),
+                        (from, Some((to, _))) => {
+                            format!(", bytes {from}–{to} of line {}", w.end_line)
+                        }
+                        (from, None) => format!(", line {} from byte {from}", w.start_line),
                     };
                     out.insert(
                         "truncated".into(),
                         json!(format!(
-                            "[truncated: lines {}–{} of {} shown. {next}.]",
+                            "[truncated: lines {}–{} of {} shown{bytes}. {next}.]",
                             w.start_line, w.end_line, w.total_lines
                         )),
                     );
@@ -246,6 +260,83 @@ impl TextSpec {
             }
         }
         out
+    }
+}
+
+/// The lines `start..=end` (1-based) that fit in `cap` bytes, the first from byte `skip`: whole
+/// lines, counted from the kept end; when not even the first one fits (minified code, a log
+/// line of a megabyte), its first bytes, cut on a character boundary.
+fn byte_cap(
+    lines: &[&str],
+    start: u64,
+    end: u64,
+    skip: usize,
+    cap: usize,
+    from_end: bool,
+    total: u64,
+) -> Window {
+    let empty = |start_line: u64, end_line: u64| Window {
+        text: String::new(),
+        start_line,
+        end_line,
+        total_lines: total,
+        start_byte: 0,
+        end_cut: None,
+    };
+    if lines.is_empty() || end < start {
+        return empty(start.min(end.max(1)), end);
+    }
+    let chosen: Vec<&str> = lines[(start - 1) as usize..end as usize]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| if i == 0 { &l[skip..] } else { *l })
+        .collect();
+    let order: Vec<usize> = match from_end {
+        true => (0..chosen.len()).rev().collect(),
+        false => (0..chosen.len()).collect(),
+    };
+    let mut size = 0;
+    let mut kept = 0;
+    for &i in &order {
+        if size + chosen[i].len() > cap {
+            break;
+        }
+        size += chosen[i].len();
+        kept += 1;
+    }
+    if kept == 0 {
+        let i = order[0];
+        let line = chosen[i];
+        let base = if i == 0 { skip } else { 0 };
+        let mut at = cap.min(line.len());
+        while !line.is_char_boundary(at) {
+            at -= 1;
+        }
+        // At least one character, so that every window moves on.
+        if at == 0 {
+            at = line.chars().next().map_or(0, char::len_utf8);
+        }
+        let number = start + i as u64;
+        return Window {
+            text: line[..at].to_owned(),
+            start_line: number,
+            end_line: number,
+            total_lines: total,
+            start_byte: base as u64,
+            end_cut: Some(((base + at) as u64, (base + line.len()) as u64)),
+        };
+    }
+    let (first, last) = match from_end {
+        true => (chosen.len() - kept, chosen.len() - 1),
+        false => (0, kept - 1),
+    };
+    Window {
+        text: chosen[first..=last].concat(),
+        start_line: start + first as u64,
+        end_line: start + last as u64,
+        total_lines: total,
+        start_byte: if first == 0 { skip as u64 } else { 0 },
+        end_cut: None,
     }
 }
 
@@ -281,6 +372,7 @@ mod tests {
             from: None,
             start_line: Some("start_line".into()),
             end_line: Some("end_line".into()),
+            start_byte: Some("start_byte".into()),
             max_lines,
             max_bytes,
             keep,
@@ -320,7 +412,7 @@ mod tests {
             (&[("start_line", json!(9))], (9, 10)),
         ];
         for (a, (from, to)) in cases {
-            let w = window(s.cut(Some(&text), &args(a)).unwrap());
+            let w = window(s.cut(Some(&text), &args(a), usize::MAX).unwrap());
             assert_eq!(
                 (w.start_line, w.end_line, w.total_lines),
                 (*from, *to, 10),
@@ -334,7 +426,7 @@ mod tests {
             );
         }
         assert!(
-            s.cut(Some(&text), &args(&[("start_line", json!(11))]))
+            s.cut(Some(&text), &args(&[("start_line", json!(11))]), usize::MAX)
                 .is_err()
         );
         assert!(
@@ -348,13 +440,13 @@ mod tests {
         let text = numbered(100);
         let w = window(
             spec(Keep::Newest, 5, 10_000)
-                .cut(Some(&text), &Args::new())
+                .cut(Some(&text), &Args::new(), usize::MAX)
                 .unwrap(),
         );
         assert_eq!((w.start_line, w.end_line), (96, 100));
         let w = window(
             spec(Keep::Newest, 50, 24)
-                .cut(Some(&text), &Args::new())
+                .cut(Some(&text), &Args::new(), usize::MAX)
                 .unwrap(),
         );
         assert_eq!(
@@ -363,7 +455,7 @@ mod tests {
         );
         let w = window(
             spec(Keep::Oldest, 50, 14)
-                .cut(Some(&text), &Args::new())
+                .cut(Some(&text), &Args::new(), usize::MAX)
                 .unwrap(),
         );
         assert_eq!(
@@ -373,7 +465,7 @@ mod tests {
         let long = "ééééé\n";
         let w = window(
             spec(Keep::Oldest, 5, 5)
-                .cut(Some(long), &Args::new())
+                .cut(Some(long), &Args::new(), usize::MAX)
                 .unwrap(),
         );
         assert_eq!(w.text, "éé");
@@ -382,18 +474,65 @@ mod tests {
     #[test]
     fn markers_say_how_to_continue() {
         let s = spec(Keep::Oldest, 4, 10_000);
-        let cut = s.cut(Some(&numbered(10)), &Args::new()).unwrap();
-        let d = s.describe(&cut, |n| format!("Call again with start_line={n}"));
+        let cut = s
+            .cut(Some(&numbered(10)), &Args::new(), usize::MAX)
+            .unwrap();
+        let d = s.describe(&cut, |n, _| format!("Call again with start_line={n}"));
         assert_eq!(
             d["truncated"],
             "[truncated: lines 1–4 of 10 shown. Call again with start_line=5 for the next lines.]"
         );
-        let whole = s.cut(Some("a\nb\n"), &Args::new()).unwrap();
+        let whole = s.cut(Some("a\nb\n"), &Args::new(), usize::MAX).unwrap();
         assert!(
-            s.describe(&whole, |n| n.to_string())
+            s.describe(&whole, |n, _| n.to_string())
                 .get("truncated")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn one_long_line_comes_in_byte_windows_that_join_up() {
+        let line = format!("{}\n", "é".repeat(50) + &"x".repeat(1000));
+        let s = spec(Keep::Oldest, 400, 64 * 1024);
+        let how = |n: u64, b: Option<u64>| {
+            format!(
+                "Call again with start_line={n} and start_byte={}",
+                b.unwrap_or(0)
+            )
+        };
+        let mut joined = String::new();
+        let mut at = 0;
+        loop {
+            let a = args(&[("start_line", json!(1)), ("start_byte", json!(at))]);
+            let w = window(s.cut(Some(&line), &a, 301).unwrap());
+            assert!(w.text.len() <= 301 && !w.text.is_empty());
+            assert_eq!(w.start_byte, at);
+            joined.push_str(&w.text);
+            let d = s.describe(&Cut::Lines(w.clone()), how);
+            match w.end_cut {
+                Some((next, length)) => {
+                    assert_eq!(length, line.len() as u64);
+                    let marker = d["truncated"].as_str().unwrap();
+                    assert!(marker.contains(&format!("start_byte={next}")), "{marker}");
+                    at = next;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(joined, line);
+        let past = args(&[("start_line", json!(1)), ("start_byte", json!(line.len()))]);
+        assert!(s.cut(Some(&line), &past, 301).is_err());
+    }
+
+    #[test]
+    fn the_budget_caps_below_the_spec() {
+        let text = numbered(100);
+        let w = window(
+            spec(Keep::Oldest, 400, 64 * 1024)
+                .cut(Some(&text), &Args::new(), 30)
+                .unwrap(),
+        );
+        assert_eq!((w.start_line, w.end_line), (1, 4), "{w:?}");
     }
 
     #[test]
@@ -404,16 +543,20 @@ mod tests {
             ..spec(Keep::Oldest, 100, 10_000)
         };
         assert_eq!(
-            s.cut(Some(diff), &Args::new()).unwrap(),
+            s.cut(Some(diff), &Args::new(), usize::MAX).unwrap(),
             Cut::Files(vec![("src/a.rs".into(), 6), ("README.md".into(), 2)])
         );
         let w = window(
-            s.cut(Some(diff), &args(&[("file", json!("README.md"))]))
-                .unwrap(),
+            s.cut(
+                Some(diff),
+                &args(&[("file", json!("README.md"))]),
+                usize::MAX,
+            )
+            .unwrap(),
         );
         assert_eq!(w.text, "diff --git a/README.md b/README.md\n+new\n");
         assert!(
-            s.cut(Some(diff), &args(&[("file", json!("nope"))]))
+            s.cut(Some(diff), &args(&[("file", json!("nope"))]), usize::MAX)
                 .is_err()
         );
     }

@@ -32,6 +32,26 @@ fn is_user_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
+/// Which form of a tool's schema: the lean one `tools/list` advertises, or the complete one
+/// `describe_tools` gives (every pattern and length the checker holds a call to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// With `sudo` advertised or not (it is accepted either way).
+    Lean {
+        sudo: bool,
+    },
+    Complete,
+}
+
+/// The first sentence of a description: what the lean form shows of it.
+pub fn summary_of(description: &str) -> &str {
+    let text = description.trim();
+    match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text,
+    }
+}
+
 /// A compiled tool.
 #[derive(Debug)]
 pub struct Tool {
@@ -39,8 +59,10 @@ pub struct Tool {
     /// Where the tool's `call` is written, for findings about its request.
     pub pos: crate::manifest::Pos,
     pub title: String,
-    /// The manifest's description followed by the derived notes on paging and `sudo`.
+    /// The manifest's description followed by the derived notes on paging: the complete form.
     pub description: String,
+    /// The first sentence of the manifest's description: what `tools/list` shows.
+    pub summary: String,
     pub toolset: String,
     pub(crate) call: RequestTemplate,
     pub(crate) args: Vec<Arg>,
@@ -51,6 +73,10 @@ pub struct Tool {
     pub annotations: Annotations,
     /// How the answer is read.
     pub(crate) accept: Accept,
+    /// The meta-tool that runs this tool when `tools/list` does not show it.
+    pub via: Option<&'static str>,
+    /// From a generated catalog rather than `tools.yaml`.
+    pub generated: bool,
 }
 
 #[derive(Debug)]
@@ -113,18 +139,43 @@ pub struct Call<'c> {
 }
 
 impl Tool {
-    /// The JSON Schema of the arguments, as `tools/list` announces it.
+    /// The JSON Schema of the arguments, in the lean form `tools/list` advertises or the
+    /// complete form `describe_tools` gives.
     ///
-    /// Built on each `tools/list` page rather than kept: held for every tool, the schemas were
-    /// the largest part of the server's resident memory (about 1 MB of JSON trees for 219
-    /// tools) for an answer a client asks once per session.
-    pub fn input_schema(&self) -> Map<String, Value> {
-        let (args, list) = (&self.args, self.list.as_ref());
+    /// Built on each request rather than kept: held for every tool, the schemas were the
+    /// largest part of the server's resident memory (about 1 MB of JSON trees for 219 tools)
+    /// for an answer a client asks once per session.
+    pub fn input_schema(&self, form: Form) -> Map<String, Value> {
+        let complete = form == Form::Complete;
         let mut properties = Map::new();
         let mut required = Vec::new();
-        for arg in args {
-            let mut schema = arg.check.schema();
-            schema.insert("description".into(), json!(arg.description));
+        for arg in &self.args {
+            let mut schema = match complete {
+                true => arg.check.schema(),
+                false => arg.check.lean_schema(),
+            };
+            // Undescribed in the manifest: the name says it; the complete form adds the rule's words.
+            let description = match (arg.description.is_empty(), complete) {
+                (false, _) => Some(arg.description.as_str()),
+                (true, true) => arg.check.rule_description(),
+                (true, false) => None,
+            };
+            if let Some(d) = description {
+                schema.insert("description".into(), json!(d));
+            }
+            let upstream = self
+                .call
+                .query_vars()
+                .find(|(_, var)| *var == arg.name)
+                .map_or(arg.field.as_str(), |(key, _)| key);
+            if complete && upstream != arg.name && arg.location != ArgLocation::Path {
+                let note = format!("Sent to the forge as `{upstream}`.");
+                let text = match schema.get("description").and_then(Value::as_str) {
+                    Some(d) => format!("{d} {note}"),
+                    None => note,
+                };
+                schema.insert("description".into(), json!(text));
+            }
             if let Some(d) = &arg.default {
                 schema.insert("default".into(), d.clone());
             }
@@ -133,12 +184,13 @@ impl Tool {
                 required.push(json!(arg.name));
             }
         }
-        if let Some(list) = list {
-            properties.insert(
-                PAGE.into(),
-                json!({"type": "integer", "minimum": 1, "default": 1,
-                "description": "Page number, from 1."}),
-            );
+        if let Some(list) = &self.list {
+            let mut page = json!({"type": "integer", "minimum": 1});
+            if complete {
+                page["default"] = json!(1);
+                page["description"] = json!("Page number, from 1.");
+            }
+            properties.insert(PAGE.into(), page);
             // A `page_only` list pages by the forge's own size: its limit is that size or nothing.
             let (min, description) = if list.page_only {
                 (
@@ -148,21 +200,30 @@ impl Tool {
             } else {
                 (1, format!("Items per page, 1 to {}.", list.max_limit))
             };
-            properties.insert(
-                LIMIT.into(),
-                json!({"type": "integer", "minimum": min, "maximum": list.max_limit,
-                "default": list.default_limit, "description": description}),
-            );
+            let mut limit = json!({"type": "integer", "minimum": min, "maximum": list.max_limit,
+                "default": list.default_limit});
+            if complete {
+                limit["description"] = json!(description);
+            }
+            properties.insert(LIMIT.into(), limit);
         }
-        properties.insert(SUDO.into(), json!({"type": "string", "pattern": SUDO_PATTERN,
-            "description": "Act as this user (sent as the Sudo header). Needs an admin token; leave out otherwise."}));
+        if complete || form == (Form::Lean { sudo: true }) {
+            let mut sudo = json!({"type": "string",
+                "description": "Act as this user (sent as the Sudo header). Needs an admin token; leave out otherwise."});
+            if complete {
+                sudo["pattern"] = json!(SUDO_PATTERN);
+            }
+            properties.insert(SUDO.into(), sudo);
+        }
         let mut schema = Map::new();
         schema.insert("type".into(), json!("object"));
         schema.insert("properties".into(), Value::Object(properties));
         if !required.is_empty() {
             schema.insert("required".into(), Value::Array(required));
         }
-        schema.insert("additionalProperties".into(), json!(false));
+        if complete {
+            schema.insert("additionalProperties".into(), json!(false));
+        }
         schema
     }
 
@@ -225,6 +286,24 @@ impl Tool {
             }
         }
         (&self.call, names)
+    }
+
+    /// The arguments at a glance: the required ones, then the optional ones in brackets
+    /// (`owner, repo, index, [state], [page], [limit]`).
+    pub fn signature(&self) -> String {
+        let required = self
+            .args
+            .iter()
+            .filter(|a| a.required)
+            .map(|a| a.name.clone());
+        let optional = self
+            .args
+            .iter()
+            .filter(|a| !a.required)
+            .map(|a| a.name.as_str())
+            .chain(self.list.iter().flat_map(|_| [PAGE, LIMIT]))
+            .map(|name| format!("[{name}]"));
+        required.chain(optional).collect::<Vec<_>>().join(", ")
     }
 
     /// The method of the upstream call (`None` when the caller chooses it).
@@ -330,6 +409,15 @@ impl Tool {
         })
     }
 
+    /// How an answer names this tool when it says to call it again: its name, and the
+    /// meta-tool to call it through when `tools/list` does not show it.
+    pub fn mention(&self) -> String {
+        match self.via {
+            Some(via) => format!("{} (through {via})", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     fn argument_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.args.iter().map(|a| a.name.as_str()).collect();
         if self.list.is_some() {
@@ -430,8 +518,9 @@ impl Call<'_> {
         Ok(request)
     }
 
-    /// The structured result of the call from the forge's answer.
-    pub fn finish(&self, response: Response) -> Result<Value, Error> {
+    /// The structured result of the call from the forge's answer, in at most `budget` bytes of
+    /// JSON text.
+    pub fn finish(&self, response: Response, budget: usize) -> Result<Value, Error> {
         let bodiless = matches!(response.body, Body::Empty);
         let mut body = response.body.into_json();
         for path in &self.tool.secrets {
@@ -472,50 +561,114 @@ impl Call<'_> {
                 }
                 WindowKind::Server => bound::server_page(items, page),
             };
+            let mut items: Vec<Value> = window
+                .items
+                .iter()
+                .map(|i| self.tool.project.apply(&Context::item(i, &self.args)))
+                .collect();
+            let (mut page, mut has_more, mut note) = (page, window.has_more, None);
+            let sizes: Vec<usize> = items.iter().map(bound::json_size).collect();
+            if let Some(smaller) =
+                bound::fit_page(page, &sizes, budget.saturating_sub(ENVELOPE_ROOM))
+            {
+                items.truncate(smaller.limit as usize);
+                (page, has_more) = (smaller, true);
+                note = Some(format!(
+                    "[truncated to stay under {budget} bytes: this answer is page {} at limit {}. Call {} again with page={} and limit={} for the next items.]",
+                    page.page,
+                    page.limit,
+                    self.tool.mention(),
+                    page.page + 1,
+                    page.limit
+                ));
+            }
             let mut out = Map::new();
             out.insert("page".into(), page.page.into());
             out.insert("limit".into(), page.limit.into());
             if let Some(total) = window.total {
                 out.insert("total_count".into(), total.into());
             }
-            out.insert("has_more".into(), window.has_more.into());
-            if window.has_more {
+            out.insert("has_more".into(), has_more.into());
+            if has_more {
                 out.insert("next_page".into(), (page.page + 1).into());
             }
-            let items: Vec<Value> = window
-                .items
-                .iter()
-                .map(|i| self.tool.project.apply(&Context::item(i, &self.args)))
-                .collect();
+            let size = sizes.iter().take(items.len()).sum::<usize>() + items.len();
             out.insert("items".into(), Value::Array(items));
-            return Ok(Value::Object(out));
+            if let Some(note) = note {
+                out.insert("truncated".into(), note.into());
+            }
+            // The envelope fits in its room; only an item too large alone needs cutting.
+            let out = Value::Object(out);
+            return Ok(match size + ENVELOPE_ROOM > budget {
+                true => within(out, budget),
+                false => out,
+            });
         }
         if let Some(text) = &self.tool.text {
-            let cut = text.cut(text.text_of(&ctx).as_deref(), &self.args)?;
             // With a projection, its fields describe what the text is (a file's path, size…).
-            let mut out = match self.tool.project.is_identity() {
+            let described = match self.tool.project.is_identity() {
                 true => Map::new(),
                 false => match self.tool.project.apply(&ctx) {
                     Value::Object(map) => map,
                     _ => Map::new(),
                 },
             };
-            let name = &self.tool.name;
-            out.extend(text.describe(&cut, |line| {
-                let arg = text.start_line.as_deref().unwrap_or("start_line");
-                format!("Call {name} again with {arg}={line}")
-            }));
-            if let Cut::Lines(w) = cut {
-                out.insert("text".into(), Value::String(w.text));
+            let whole = text.text_of(&ctx);
+            let mut room = budget.saturating_sub(
+                ENVELOPE_ROOM + bound::json_size(&Value::Object(described.clone())),
+            );
+            // Escapes make the JSON text longer than the text: shrink the window until it fits.
+            loop {
+                let cut = text.cut(whole.as_deref(), &self.args, room)?;
+                let mut out = described.clone();
+                out.extend(text.describe(&cut, |line, byte| {
+                    let arg = text.start_line.as_deref().unwrap_or("start_line");
+                    let at = match (byte, text.start_byte.as_deref()) {
+                        (Some(b), Some(name)) => format!(" and {name}={b}"),
+                        _ => String::new(),
+                    };
+                    format!("Call {} again with {arg}={line}{at}", self.tool.mention())
+                }));
+                if let Cut::Lines(w) = cut {
+                    out.insert("text".into(), Value::String(w.text));
+                }
+                let out = Value::Object(out);
+                let size = bound::json_size(&out);
+                if size <= budget || room <= 1 {
+                    return Ok(within(out, budget));
+                }
+                room = room.saturating_sub(size - budget).max(1);
             }
-            return Ok(Value::Object(out));
         }
         if bodiless {
             return Ok(json!({"ok": true, "status": response.status}));
         }
-        Ok(match self.tool.project.apply(&ctx) {
-            Value::Object(map) => Value::Object(map),
-            other => json!({ "result": other }),
-        })
+        Ok(within(
+            match self.tool.project.apply(&ctx) {
+                Value::Object(map) => Value::Object(map),
+                other => json!({ "result": other }),
+            },
+            budget,
+        ))
     }
+}
+
+/// Room kept in a budget for a page's envelope and its continuation sentence.
+pub(crate) const ENVELOPE_ROOM: usize = 512;
+
+/// `value` fitted to `budget` bytes by [`bound::fit`], saying what was cut.
+pub(crate) fn within(mut value: Value, budget: usize) -> Value {
+    if bound::json_size(&value) <= budget {
+        return value;
+    }
+    let cuts = bound::fit(&mut value, budget.saturating_sub(ENVELOPE_ROOM));
+    let note = bound::fit_note(budget, &cuts);
+    if let Value::Object(map) = &mut value {
+        let text = match map.get("truncated").and_then(Value::as_str) {
+            Some(earlier) => format!("{earlier} {note}"),
+            None => note,
+        };
+        map.insert("truncated".into(), text.into());
+    }
+    value
 }

@@ -75,6 +75,10 @@ checks! {
     DUPLICATE_TOOL = 51, Error, "two tools with the same name";
     TOOL_NAME = 52, Error, "a tool name that is not snake_case or is longer than 64 characters";
     UNKNOWN_TOOLSET = 53, Error, "a tool in a toolset that is not declared";
+    CORE_TOOL = 54, Error, "the core list names a tool that is not declared, or names one twice";
+    RESERVED_TOOL = 55, Error, "a tool takes the name of one of forgelens's meta-tools";
+    SYNONYM = 56, Error, "a search synonym without a word or without what it stands for";
+    LONG_SUMMARY = 57, Error, "a tool description whose first sentence (what tools/list shows) is over 200 characters";
     BAD_CAP = 60, Error, "a cap or limit that is not positive";
     LIMIT_ABOVE_CAP = 61, Error, "a default limit above its cap";
     MUTABLE_KEY = 62, Error, "an immutable resource not keyed by a full commit sha";

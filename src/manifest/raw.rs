@@ -87,6 +87,22 @@ pub struct ToolManifest {
     pub toolsets: IndexMap<String, String>,
     #[serde(default)]
     pub tools: Vec<ToolDef>,
+    /// The tools `--tool-surface core` lists by name; the rest are reached through the
+    /// meta-tools.
+    #[serde(default)]
+    pub core: Vec<Spanned<String>>,
+    /// How `search_tools` reads a task described in words.
+    #[serde(default)]
+    pub search: SearchDef,
+}
+
+/// The vocabulary of `search_tools`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchDef {
+    /// A word or phrase people use → the words the tools' own texts use for it.
+    #[serde(default)]
+    pub synonyms: IndexMap<String, Spanned<Vec<String>>>,
 }
 
 /// A named parameter rule: a small, JSON-Schema-like description of one value.
@@ -206,6 +222,9 @@ pub struct TextDef {
     pub start_line: Option<String>,
     /// The variable or argument holding the last line wanted (inclusive).
     pub end_line: Option<String>,
+    /// The variable or argument holding the byte of `start_line` to begin at, for lines longer
+    /// than one answer.
+    pub start_byte: Option<String>,
     /// Most lines one answer shows.
     pub max_lines: Option<Spanned<u64>>,
     /// Most bytes one answer shows (cut at a line boundary).
@@ -360,6 +379,9 @@ pub struct ToolListDef {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArgDef {
+    /// Optional for an argument with a `rule`: the name says it, and the complete form shows
+    /// the rule's description.
+    #[serde(default)]
     pub description: String,
     pub rule: Option<Spanned<String>>,
     #[serde(rename = "type")]

@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use super::PAGE_SIZE;
 use crate::engine::listing::Listed;
-use crate::engine::{Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
+use crate::engine::tool::Form;
+use crate::engine::{self, Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
+use crate::surface::Meta;
 
 /// Immutable resources are for the assistant and always worth reading.
 fn immutable_annotations() -> Annotations {
@@ -80,24 +82,69 @@ pub fn error(table: &ErrorTable, uri: &str, error: &Error) -> ErrorData {
     )
 }
 
-pub fn tool(tool: &Tool) -> McpTool {
-    let a = tool.annotations;
-    let annotations = ToolAnnotations::with_title(&tool.title)
+fn annotations(title: &str, a: engine::Annotations) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
         .read_only(a.read_only)
         .destructive(a.destructive)
         .idempotent(a.idempotent)
-        .open_world(a.open_world);
+        .open_world(a.open_world)
+}
+
+/// A tool as `tools/list` shows it: its summary and its schema in `form`.
+pub fn tool(tool: &Tool, form: Form) -> McpTool {
+    let description = match form {
+        Form::Complete => tool.description.clone(),
+        Form::Lean { .. } => tool.summary.clone(),
+    };
     let mut t = McpTool::new(
         tool.name.clone(),
-        tool.description.clone(),
-        Arc::new(tool.input_schema()),
+        description,
+        Arc::new(tool.input_schema(form)),
     )
     .with_title(&tool.title)
-    .with_annotations(annotations);
+    .with_annotations(annotations(&tool.title, tool.annotations));
     if let Some(schema) = tool.output_schema() {
         t = t.with_raw_output_schema(Arc::new(schema));
     }
     t
+}
+
+/// A meta-tool as `tools/list` shows it (its schema's lean form).
+pub fn meta_tool(meta: Meta) -> McpTool {
+    McpTool::new(
+        meta.name(),
+        meta.description(),
+        Arc::new(engine::schema::lean(meta.input_schema())),
+    )
+    .with_title(meta.title())
+    .with_annotations(annotations(meta.title(), meta.annotations()))
+}
+
+/// A resource read through `read_resource`: each block as text, as `resources/read` has it.
+pub fn read_as_tool(output: ReadOutput) -> CallToolResult {
+    CallToolResult::success(
+        output
+            .blocks
+            .into_iter()
+            .map(|b| ContentBlock::text(b.text))
+            .collect(),
+    )
+}
+
+/// A failed `read_resource`: the message, and the very error `resources/read` would have
+/// given as `{error: {code, message, data}}`.
+pub fn read_failure(table: &ErrorTable, uri: &str, error: &Error) -> CallToolResult {
+    let wire = self::error(table, uri, error);
+    let mut result = tool_failure(
+        table.message(error),
+        Some((table.reason(error), error.upstream_status())),
+    );
+    result.structured_content = Some(json!({"error": {
+        "code": wire.code.0,
+        "message": wire.message,
+        "data": wire.data,
+    }}));
+    result
 }
 
 /// A successful call: the structured result, and the same JSON as text for clients that read

@@ -20,9 +20,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use crate::engine::{Catalog, Tool};
+use crate::config::Surface;
 use crate::forge::Token;
-use crate::service::{CallError, Service};
+use crate::service::{CallError, Called, Listing, Service};
 
 /// How many entries one page of a list answer holds.
 pub const PAGE_SIZE: usize = 100;
@@ -88,17 +88,26 @@ impl Server {
 /// What `initialize` says to a client's model about using forgelens.
 const INSTRUCTIONS: &str = "forgelens serves a Forgejo/Gitea instance. Read a resource \
 (forgejo://repo/{owner}/{repo}/...) when you hold an id, index or sha; call a tool to list, \
-search or change things. Lists are bounded: when an answer says it was truncated, follow the \
-tool and page it names.";
+search or change things. Answers are bounded: when one says it was truncated, follow the \
+call it names.";
+
+/// What the core surface adds to [`INSTRUCTIONS`].
+const CORE_INSTRUCTIONS: &str = " The tools listed are the common ones; many more exist. \
+When none fits, search_tools finds one for a task in words; run it with call_read_tool \
+(reads) or call_write_tool (changes), as {name, arguments}.";
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("forgelens", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("forgelens".to_owned());
         implementation.description = Some(env!("CARGO_PKG_DESCRIPTION").to_owned());
+        let instructions = match self.service.surface() {
+            Surface::Core => format!("{INSTRUCTIONS}{CORE_INSTRUCTIONS}"),
+            Surface::Full => INSTRUCTIONS.to_owned(),
+        };
         ServerConfig::new(capabilities())
             .with_server_info(implementation)
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions)
     }
 
     async fn list_resource_templates(
@@ -236,7 +245,7 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        tools_page(self.service.catalog(), cursor(&request))
+        tools_page(&self.service, cursor(&request))
     }
 
     async fn call_tool(
@@ -250,9 +259,12 @@ impl ServerHandler for Server {
             .run(&context, self.service.call(&request.name, arguments, token))
             .await?
         {
-            Ok(value) => Ok(convert::tool_success(value).into()),
+            Ok(Called::Value(value)) => Ok(convert::tool_success(value).into()),
+            Ok(Called::Read(output)) => Ok(convert::read_as_tool(output).into()),
             Err(CallError::Unknown(name)) => Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`; tools/list shows the tools offered"),
+                format!(
+                    "unknown tool `{name}`; tools/list shows the tools offered, and search_tools finds the rest"
+                ),
                 None,
             )),
             Err(refused @ CallError::Refused { .. }) => {
@@ -266,6 +278,11 @@ impl ServerHandler for Server {
                     Some((errors.reason(&error), error.upstream_status())),
                 )
                 .into())
+            }
+            Err(CallError::Read { uri, error }) => {
+                let errors = &self.service.catalog().errors;
+                tracing::info!(%uri, reason = %errors.reason(&error), "read_resource failed: {error}");
+                Ok(convert::read_failure(errors, &uri, &error).into())
             }
         }
     }
@@ -337,10 +354,14 @@ fn capabilities() -> ServerCapabilities {
 }
 
 /// One page of `tools/list`: the page is cut first, so only its tools are converted.
-pub fn tools_page(catalog: &Catalog, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
-    let all: Vec<&Tool> = catalog.tools().iter().collect();
-    let (page, next) = convert::page(all, cursor)?;
-    let mut result = ListToolsResult::with_all_items(page.into_iter().map(convert::tool).collect());
+pub fn tools_page(service: &Service, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+    let form = service.form();
+    let (page, next) = convert::page(service.listed(), cursor)?;
+    let tools = page.into_iter().map(|entry| match entry {
+        Listing::Meta(meta) => convert::meta_tool(meta),
+        Listing::Tool(tool) => convert::tool(tool, form),
+    });
+    let mut result = ListToolsResult::with_all_items(tools.collect());
     result.next_cursor = next;
     Ok(result)
 }

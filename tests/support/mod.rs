@@ -55,6 +55,11 @@ impl Launch {
         self
     }
 
+    /// Lists every tool (`--tool-surface full`) instead of the core ones.
+    pub fn full(self) -> Launch {
+        self.arg("--tool-surface").arg("full")
+    }
+
     /// Spawns the binary and completes the MCP handshake.
     pub async fn start(self) -> Server {
         let mut command = tokio::process::Command::new(BIN);
@@ -176,6 +181,13 @@ impl Server {
             .unwrap_or_else(|| panic!("{tool}: no structured content"))
     }
 
+    /// Calls `tool`, expecting a result (an `isError` one included), not a protocol error.
+    pub async fn call_ok_or_error(&self, tool: &str, args: Value) -> CallToolResult {
+        self.call(tool, args)
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: protocol error {e:?}"))
+    }
+
     /// What the server wrote to stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
@@ -184,6 +196,14 @@ impl Server {
     pub async fn stop(self) {
         let _ = self.client.cancel().await;
     }
+}
+
+/// The manifest tools of a `tools/list` answer, without forgelens's meta-tools.
+pub fn manifest_tools(tools: &[rmcp::model::Tool]) -> Vec<&rmcp::model::Tool> {
+    tools
+        .iter()
+        .filter(|t| forgelens::surface::Meta::named(&t.name).is_none())
+        .collect()
 }
 
 /// The output of one run of the command line.

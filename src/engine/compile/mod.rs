@@ -43,6 +43,8 @@ pub const DEFAULT_MARKDOWN_CHARS: usize = 20_000;
 pub const DEFAULT_TEXT_LINES: u64 = 400;
 /// Default most bytes of a text answer.
 pub const DEFAULT_TEXT_BYTES: u64 = 64 * 1024;
+/// Longest first sentence of a tool description: what `tools/list` shows of it.
+pub const MAX_SUMMARY: usize = 200;
 /// Longest tool name MCP clients accept everywhere.
 pub const MAX_TOOL_NAME: usize = 64;
 
@@ -133,6 +135,8 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
             completions.insert(var.clone(), completion);
         }
     }
+    let core = c.core(&manifests.tools.core, &tool_index);
+    let synonyms = c.synonyms(&manifests.tools.search);
     if !c.findings.is_empty() {
         c.findings
             .sort_by(|a, b| a.pos.cmp(&b.pos).then(a.code.cmp(&b.code)));
@@ -148,6 +152,9 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
         toolsets,
         listings,
         completions,
+        core,
+        synonyms,
+        max_answer_bytes: usize::MAX,
     })
 }
 
@@ -175,6 +182,55 @@ impl Defaults {
             immutable_ttl_ms: raw.immutable_ttl_ms.unwrap_or(DEFAULT_IMMUTABLE_TTL_MS),
             markdown_max_chars: raw.markdown_max_chars.unwrap_or(DEFAULT_MARKDOWN_CHARS),
         }
+    }
+}
+
+impl Compiler {
+    /// The `core:` list: every name a declared tool, none twice.
+    fn core(&mut self, names: &[Spanned<String>], tools: &HashMap<String, usize>) -> Vec<String> {
+        let mut core: Vec<String> = Vec::new();
+        for name in names {
+            let pos = Pos::of(FileId::Tools, name);
+            if !tools.contains_key(&name.value) {
+                let hint = did_you_mean(&name.value, tools.keys().map(String::as_str));
+                self.push(
+                    pos,
+                    checks::CORE_TOOL,
+                    format!(
+                        "the core list names `{}`, which is not a declared tool{hint}",
+                        name.value
+                    ),
+                );
+            } else if core.contains(&name.value) {
+                self.push(
+                    pos,
+                    checks::CORE_TOOL,
+                    format!("the core list names `{}` twice", name.value),
+                );
+            } else {
+                core.push(name.value.clone());
+            }
+        }
+        core
+    }
+
+    /// `search.synonyms`: each says what it means.
+    fn synonyms(&mut self, search: &raw::SearchDef) -> Vec<(String, Vec<String>)> {
+        let mut out = Vec::new();
+        for (word, means) in &search.synonyms {
+            if word.trim().is_empty() || means.value.iter().all(|m| m.trim().is_empty()) {
+                self.push(
+                    Pos::of(FileId::Tools, means),
+                    checks::SYNONYM,
+                    format!(
+                        "the synonym `{word}` needs a word and at least one word it stands for"
+                    ),
+                );
+                continue;
+            }
+            out.push((word.clone(), means.value.clone()));
+        }
+        out
     }
 }
 
@@ -485,7 +541,7 @@ impl Compiler {
     ) -> Option<TextSpec> {
         let t = &def.value;
         let pos = Pos::of(file, def);
-        for var in [&t.start_line, &t.end_line, &t.diff_file]
+        for var in [&t.start_line, &t.end_line, &t.start_byte, &t.diff_file]
             .into_iter()
             .flatten()
         {
@@ -520,6 +576,7 @@ impl Compiler {
             from,
             start_line: t.start_line.clone(),
             end_line: t.end_line.clone(),
+            start_byte: t.start_byte.clone(),
             max_lines,
             max_bytes,
             keep: t.keep,

@@ -33,7 +33,16 @@ const ENVELOPE: [&str; 7] = [
     "truncated",
 ];
 /// Fields a text answer adds.
-const TEXT_FIELDS: [&str; 5] = ["start_line", "end_line", "total_lines", "truncated", "note"];
+const TEXT_FIELDS: [&str; 8] = [
+    "start_line",
+    "end_line",
+    "total_lines",
+    "start_byte",
+    "end_byte",
+    "line_bytes",
+    "truncated",
+    "note",
+];
 
 impl Compiler {
     pub(super) fn resource(
@@ -122,10 +131,15 @@ impl Compiler {
                 let spec = self.text(FILE, t, &with_names, &vars);
                 if let Some(spec) = &spec {
                     used.extend(
-                        [&spec.start_line, &spec.end_line, &spec.diff_file]
-                            .into_iter()
-                            .flatten()
-                            .cloned(),
+                        [
+                            &spec.start_line,
+                            &spec.end_line,
+                            &spec.start_byte,
+                            &spec.diff_file,
+                        ]
+                        .into_iter()
+                        .flatten()
+                        .cloned(),
                     );
                     if let Some(from) = &spec.from {
                         let mut read = Vec::new();

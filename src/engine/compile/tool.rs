@@ -8,12 +8,12 @@ use regex::Regex;
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
-use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_TOOL_NAME};
+use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_SUMMARY, MAX_TOOL_NAME};
 use crate::engine::project::Projection;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
-use crate::engine::tool::{Annotations, Arg, SUDO, Tool, ToolList};
+use crate::engine::tool::{Annotations, Arg, SUDO, Tool, ToolList, summary_of};
 use crate::forge::{Accept, Method};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
@@ -49,6 +49,13 @@ impl Compiler {
                     def.toolset.value
                 ),
             );
+        }
+        let summary = summary_of(&def.description);
+        if summary.chars().count() > MAX_SUMMARY {
+            self.push(name_pos, checks::LONG_SUMMARY, format!(
+                "the first sentence of `{name}`'s description is {} characters, over {MAX_SUMMARY}: it is what tools/list shows, so keep it short and put details in later sentences",
+                summary.chars().count()
+            ));
         }
         let call = self.request(file, &def.call);
         let list = match &def.list {
@@ -111,7 +118,12 @@ impl Compiler {
         }
         // What the text block reads is forgelens's to use, not the forge's.
         if let Some(text) = &text {
-            let local = [&text.start_line, &text.end_line, &text.diff_file];
+            let local = [
+                &text.start_line,
+                &text.end_line,
+                &text.start_byte,
+                &text.diff_file,
+            ];
             for arg in &mut args {
                 arg.local = local
                     .iter()
@@ -162,6 +174,7 @@ impl Compiler {
             pos: Pos::of(file, &def.call),
             title: def.title.clone(),
             description: describe_tool(&def.description, list.as_ref()),
+            summary: summary.to_owned(),
             toolset: def.toolset.value.clone(),
             call,
             args,
@@ -175,6 +188,8 @@ impl Compiler {
                 Some(AcceptDef::Text) => Accept::Text,
                 Some(AcceptDef::Binary) => Accept::Binary,
             },
+            via: None,
+            generated: false,
         })
     }
 
@@ -268,6 +283,14 @@ impl Compiler {
                 pos,
                 checks::BAD_ARGUMENT,
                 format!("argument `{name}` has no upstream name to rename: drop `field`"),
+            );
+            return None;
+        }
+        if a.rule.is_none() && a.description.trim().is_empty() {
+            self.push(
+                pos,
+                checks::BAD_ARGUMENT,
+                format!("argument `{name}` needs a `description`; only an argument with a `rule` may leave it out"),
             );
             return None;
         }
