@@ -111,3 +111,26 @@ fn readme_lists_every_tool_with_its_annotations() {
         &tool_table(&catalog()),
     );
 }
+
+/// docs/tool-surface.md says why each core tool is listed: its table names exactly the tools of
+/// the `core:` list, in that order.
+#[test]
+fn the_surface_doc_gives_a_reason_for_each_core_tool() {
+    let path = format!("{}/docs/tool-surface.md", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let section = text
+        .split("## Why each core tool is listed")
+        .nth(1)
+        .expect("the section is there");
+    let documented: Vec<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let catalog = catalog();
+    let core: Vec<&str> = catalog.core.iter().map(String::as_str).collect();
+    assert_eq!(
+        documented, core,
+        "docs/tool-surface.md and the core list of tools.yaml"
+    );
+}

@@ -54,6 +54,18 @@ static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
     forgelens::service::compile(&Sources::builtin()).expect("the built-in manifests compile")
 });
 
+/// The built-in manifests as the default surface (`core`) serves them: the tools it does not
+/// list are reached through a meta-tool, and continuations say so.
+static CORE: LazyLock<forgelens::service::Service> = LazyLock::new(|| {
+    let flags = forgelens::config::Flags {
+        url: Some("http://127.0.0.1:9".into()),
+        ..Default::default()
+    };
+    let config =
+        forgelens::config::Config::resolve(&flags, &|_| None).expect("the config resolves");
+    forgelens::service::Service::start(&config, &Sources::builtin()).expect("the service starts")
+});
+
 /// Values a rule accepts, generated from the rule itself.
 fn values_of(rule: &Rule) -> BoxedStrategy<String> {
     match &rule.kind {
@@ -199,12 +211,13 @@ proptest! {
         assert_confined(&uri)?;
     }
 
-    /// The bounding contract, through the engine: for any list size, page and limit, a page
-    /// shows at most min(limit, cap) items, says more remain exactly when they do, names an
-    /// existing tool and the right next page in its sentinel, and consecutive pages cover the
-    /// list once.
+    /// The bounding contract, through the engine, in both surfaces: for any list size, page
+    /// and limit, a page shows at most min(limit, cap) items, says more remain exactly when they
+    /// do, names an existing tool (listed, or with the meta-tool that runs it) and the right
+    /// next page in its sentinel, and consecutive pages cover the list once.
     #[test]
-    fn pages_keep_the_bounding_contract(total in 0u64..150, limit in 1u64..80, server_side in any::<bool>()) {
+    fn pages_keep_the_bounding_contract(total in 0u64..150, limit in 1u64..80, server_side in any::<bool>(), core in any::<bool>()) {
+        let catalog: &Catalog = if core { CORE.catalog() } else { &CATALOG };
         let uri = if server_side {
             "forgejo://repo/acme/widgets/issue/5/comments".to_owned()
         } else {
@@ -213,7 +226,7 @@ proptest! {
         let mut seen = Vec::new();
         let mut page = 1;
         loop {
-            let read = CATALOG.route(&format!("{uri}?page={page}&limit={limit}")).unwrap();
+            let read = catalog.route(&format!("{uri}?page={page}&limit={limit}")).unwrap();
             let effective = limit.min(30);
             let all: Vec<serde_json::Value> = (1..=total).map(|i| serde_json::json!({"id": i, "name": format!("n{i}"), "pull_request": null})).collect();
             let answers: Vec<Answer> = read.plan().unwrap().into_iter().map(|p| {
@@ -238,7 +251,13 @@ proptest! {
                 Some(sentinel) => {
                     prop_assert!(more);
                     let tool = sentinel.split("Use ").nth(1).and_then(|s| s.split(' ').next()).unwrap();
-                    prop_assert!(CATALOG.tool(tool).is_some(), "{} names no tool", sentinel);
+                    let named = catalog.tool(tool);
+                    prop_assert!(named.is_some(), "{} names no tool", sentinel);
+                    // Listed, or named with the meta-tool that reaches it.
+                    match named.and_then(|t| t.via) {
+                        Some(via) => prop_assert!(sentinel.contains(&format!("(through {via})")), "{}", sentinel),
+                        None => prop_assert!(!core || CORE.catalog().core.iter().any(|c| c == tool), "{}", sentinel),
+                    }
                     let next_page = format!("page={} and limit={}", page + 1, effective);
                     prop_assert!(sentinel.contains(&next_page), "{}", sentinel);
                 }

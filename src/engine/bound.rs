@@ -212,16 +212,14 @@ impl std::fmt::Display for Cut {
     }
 }
 
-/// Room left in a cut string for its marker.
-const MARKER_ROOM: usize = 64;
-
 /// Shortens `value` until its JSON text fits in `room` bytes: the largest string keeps its
 /// start and ends with a marker saying how much of it is shown; the largest array (of more than
-/// one item) keeps its first items. Each string or array is cut once, largest first; the cuts
-/// are returned in that order.
+/// one item) keeps its first items. A string is cut once; an array may be cut again. The cuts
+/// are returned largest first. At most [`MAX_CUTS`] rounds are made, so an answer of countless
+/// tiny parts costs bounded time (and may stay a little over).
 pub fn fit(value: &mut Value, room: usize) -> Vec<Cut> {
     let mut cuts: Vec<Cut> = Vec::new();
-    loop {
+    for _ in 0..MAX_CUTS {
         let size = json_size(value);
         if size <= room {
             break;
@@ -240,15 +238,32 @@ pub fn fit(value: &mut Value, room: usize) -> Vec<Cut> {
         let cut = match node {
             Value::String(text) => {
                 let of = text.chars().count();
-                // Escapes make the JSON text longer than the string: scale the cut to the string.
-                let wanted = node_size.saturating_sub(excess + MARKER_ROOM);
-                let mut keep = (wanted as f64 * text.len() as f64 / node_size as f64) as usize;
-                while !text.is_char_boundary(keep) {
-                    keep -= 1;
+                let target = node_size.saturating_sub(excess);
+                // The longest start whose JSON text, marker and all, fits: escapes make the
+                // text longer than the string, so each try is measured.
+                let marked = |keep: usize| {
+                    let kept = text[..keep].chars().count();
+                    format!("{} … [cut: {kept} of {of} characters shown]", &text[..keep])
+                };
+                let (mut low, mut high) = (0, text.len());
+                while low < high {
+                    let mut middle = (low + high).div_ceil(2);
+                    while !text.is_char_boundary(middle) {
+                        middle -= 1;
+                    }
+                    if middle <= low {
+                        break;
+                    }
+                    match json_size(&Value::String(marked(middle))) <= target {
+                        true => low = middle,
+                        false => high = middle - 1,
+                    }
                 }
-                text.truncate(keep);
-                let kept = text.chars().count();
-                text.push_str(&format!(" … [cut: {kept} of {of} characters shown]"));
+                while !text.is_char_boundary(low) {
+                    low -= 1;
+                }
+                let kept = text[..low].chars().count();
+                *text = marked(low);
                 Cut {
                     path: name,
                     kept,
@@ -257,9 +272,9 @@ pub fn fit(value: &mut Value, room: usize) -> Vec<Cut> {
                 }
             }
             Value::Array(items) => {
-                let of = items.len();
                 let target = node_size.saturating_sub(excess);
-                let mut used = 2;
+                // `[`, `]`, and a comma before every item but the first.
+                let mut used = 1;
                 let kept = items
                     .iter()
                     .take_while(|item| {
@@ -268,6 +283,10 @@ pub fn fit(value: &mut Value, room: usize) -> Vec<Cut> {
                     })
                     .count()
                     .max(1);
+                let of = match cuts.iter().position(|c| c.path == name) {
+                    Some(earlier) => cuts.remove(earlier).of,
+                    None => items.len(),
+                };
                 items.truncate(kept);
                 Cut {
                     path: name,
@@ -282,6 +301,9 @@ pub fn fit(value: &mut Value, room: usize) -> Vec<Cut> {
     }
     cuts
 }
+
+/// The most rounds [`fit`] makes.
+const MAX_CUTS: usize = 64;
 
 /// The sentence an answer cut by [`fit`] carries.
 pub fn fit_note(budget: usize, cuts: &[Cut]) -> String {
@@ -322,8 +344,8 @@ fn walk<'v>(value: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
         })
 }
 
-/// The size of `value`, noting in `best` the largest string or array (of more than one item)
-/// not cut yet.
+/// The size of `value`'s JSON text, noting in `best` the largest string not cut yet or array
+/// of more than one item.
 fn largest(
     value: &Value,
     path: &mut Vec<Step>,
@@ -332,20 +354,21 @@ fn largest(
 ) -> usize {
     let size = match value {
         Value::Object(map) => {
-            let mut size = 2;
+            // `{`, `}`, a colon per entry and a comma between entries.
+            let mut size = 2 + map.len().saturating_sub(1);
             for (key, inner) in map {
                 path.push(Step::Key(key.clone()));
                 size +=
-                    json_size(&Value::String(key.clone())) + 2 + largest(inner, path, cut, best);
+                    json_size(&Value::String(key.clone())) + 1 + largest(inner, path, cut, best);
                 path.pop();
             }
             size
         }
         Value::Array(items) => {
-            let mut size = 2;
+            let mut size = 2 + items.len().saturating_sub(1);
             for (i, inner) in items.iter().enumerate() {
                 path.push(Step::Index(i));
-                size += largest(inner, path, cut, best) + 1;
+                size += largest(inner, path, cut, best);
                 path.pop();
             }
             size
@@ -353,14 +376,13 @@ fn largest(
         other => json_size(other),
     };
     let candidate = match value {
-        Value::String(_) => true,
+        Value::String(_) => !cut
+            .iter()
+            .any(|c| c.unit == "characters" && c.path == render_path(path)),
         Value::Array(items) => items.len() > 1,
         _ => false,
     };
-    if candidate
-        && best.as_ref().is_none_or(|(b, _)| size > *b)
-        && !cut.iter().any(|c| c.path == render_path(path))
-    {
+    if candidate && best.as_ref().is_none_or(|(b, _)| size > *b) {
         *best = Some((size, path.clone()));
     }
     size
@@ -532,5 +554,62 @@ mod tests {
         assert!(note.contains("`$.body` holds"), "{note}");
         let mut small = json!({"a": "b"});
         assert!(fit(&mut small, 100).is_empty());
+    }
+
+    #[test]
+    fn fit_measures_exactly_and_cuts_a_long_array_in_one_go() {
+        let tree: Vec<Value> = (0..20_000)
+            .map(|i| json!({"path": format!("src/m{i}/f.rs"), "type": "blob"}))
+            .collect();
+        let mut value = json!({"sha": "abc", "tree": tree});
+        let mut path = Vec::new();
+        let mut best = None;
+        assert_eq!(
+            largest(&value, &mut path, &[], &mut best),
+            json_size(&value)
+        );
+        let cuts = fit(&mut value, 10_000);
+        assert!(json_size(&value) <= 10_000);
+        assert_eq!(cuts.len(), 1, "{cuts:?}");
+        assert_eq!((cuts[0].path.as_str(), cuts[0].of), ("$.tree", 20_000));
+    }
+
+    proptest::proptest! {
+        // Each case serializes a few kilobytes many times over: fewer cases keep it quick.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// A fitted page starts at the row asked for, holds no more than the items given, and
+        /// fits (unless one item alone does not); without a fitted page, everything fits.
+        #[test]
+        fn a_fitted_page_starts_where_it_was_asked_and_fits(
+            page in 1u64..50,
+            limit in 1u64..50,
+            sizes in proptest::collection::vec(1usize..5_000, 1..50),
+            room in 100usize..60_000,
+        ) {
+            let request = PageRequest { page, limit };
+            let sizes = &sizes[..sizes.len().min(limit as usize)];
+            let used = |n: usize| sizes[..n].iter().map(|s| s + 1).sum::<usize>();
+            match fit_page(request, sizes, room) {
+                Some(smaller) => {
+                    proptest::prop_assert_eq!(smaller.offset(), request.offset());
+                    proptest::prop_assert!((smaller.limit as usize) < sizes.len());
+                    proptest::prop_assert!(smaller.limit == 1 || used(smaller.limit as usize) <= room);
+                }
+                None => proptest::prop_assert!(used(sizes.len()) <= room),
+            }
+        }
+
+        /// Whatever its strings and arrays, a fitted answer fits.
+        #[test]
+        fn a_fitted_answer_fits(
+            body in ".{0,3000}",
+            rows in proptest::collection::vec("[a-z\"\\\\]{0,200}", 0..300),
+            room in 600usize..20_000,
+        ) {
+            let mut value = json!({"title": "t", "body": body, "rows": rows});
+            fit(&mut value, room);
+            proptest::prop_assert!(json_size(&value) <= room, "{} > {room}", json_size(&value));
+        }
     }
 }

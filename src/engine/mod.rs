@@ -50,6 +50,14 @@ pub struct Catalog {
     pub core: Vec<String>,
     /// `search_tools`'s synonyms: a word or phrase → the words it stands for.
     pub synonyms: Vec<(String, Vec<String>)>,
+    /// `search_tools`'s words for tokens known by their shape (a path, a version…).
+    pub shapes: Vec<(search::Shape, Vec<String>)>,
+    /// `search_tools`'s words that ask to read, and to change.
+    pub intents: (Vec<String>, Vec<String>),
+    /// `search_tools`'s words that ask for each tool verb.
+    pub verbs: Vec<(String, Vec<String>)>,
+    /// The verbs of tools that list things.
+    pub lists: Vec<String>,
     /// The most bytes one answer may hold (see `bound`).
     pub(crate) max_answer_bytes: usize,
 }
@@ -99,6 +107,16 @@ impl Catalog {
         for (name, description) in other.toolsets {
             self.toolsets.entry(name).or_insert(description);
         }
+        if self.shapes.iter().all(|(_, words)| words.is_empty()) {
+            self.shapes = other.shapes;
+        }
+        if self.intents.0.is_empty() && self.intents.1.is_empty() {
+            self.intents = other.intents;
+        }
+        if self.verbs.is_empty() {
+            self.verbs = other.verbs;
+            self.lists = other.lists;
+        }
         for (word, means) in other.synonyms {
             if !self.synonyms.iter().any(|(w, _)| *w == word) {
                 self.synonyms.push((word, means));
@@ -113,7 +131,11 @@ impl Catalog {
             self.synonyms
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_slice())),
+            self.shapes.iter().map(|(s, v)| (*s, v.as_slice())),
         )
+        .with_intents(&self.intents.0, &self.intents.1)
+        .with_verbs(self.verbs.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
+        .with_lists(&self.lists)
     }
 
     /// Sets the byte budget of every answer.

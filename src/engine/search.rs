@@ -20,22 +20,64 @@ use std::collections::HashMap;
 
 use super::tool::Tool;
 
-/// Weights of a tool's fields.
-const NAME: f32 = 3.0;
-const TITLE: f32 = 2.0;
-const TOOLSET: f32 = 1.0;
-const SUMMARY: f32 = 1.0;
-const DETAIL: f32 = 0.4;
-const ARGUMENT: f32 = 0.3;
-/// An exact name word, on top of its stem.
-const EXACT: f32 = 1.0;
-/// A synonym's words count for less than the query's own.
-const EXPANSION: f32 = 0.7;
-/// A generated tool's score, against a curated one's.
-const GENERATED: f32 = 0.85;
-/// BM25's term-frequency saturation and length normalisation.
-const K1: f32 = 1.2;
-const B: f32 = 0.5;
+/// The weights of the ranking. [`Weights::default`] is what `search_tools` uses; the fields
+/// are public so that the evaluation can try others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    /// How much a query word says when it is in each field of a tool: its name (after the
+    /// verb), title, toolset, summary, the rest of its description, its argument names.
+    pub name: f32,
+    pub title: f32,
+    pub toolset: f32,
+    pub summary: f32,
+    pub detail: f32,
+    pub argument: f32,
+    /// The manifest's `keywords` of the tool: how people ask for it.
+    pub keywords: f32,
+    /// Each pair of consecutive query words found together in the tool's title, summary or a
+    /// keyword.
+    pub pair: f32,
+    /// A synonym's words, against the query's own.
+    pub expansion: f32,
+    /// What a word of the tool's name that the query does not mention costs, against its worth.
+    pub unnamed: f32,
+    /// A tool whose verb the query asks for, or not (when the query asks for any).
+    pub verb_asked: f32,
+    pub verb_other: f32,
+    /// A tool that reads or changes as the query asks, or the other way.
+    pub agrees: f32,
+    pub disagrees: f32,
+    /// A generated tool's score, against a curated one's.
+    pub generated: f32,
+}
+
+impl Default for Weights {
+    /// Chosen by a random search (`cargo bench --bench search -- --tune`), scored by hits at
+    /// rank one and within the top five on evaluation phrasings the keywords did not hold yet
+    /// (docs/performance.md, "Finding a tool").
+    fn default() -> Weights {
+        Weights {
+            name: 2.4,
+            title: 3.0,
+            toolset: 0.3,
+            summary: 1.5,
+            detail: 0.5,
+            argument: 0.6,
+            keywords: 1.5,
+            pair: 2.5,
+            expansion: 1.2,
+            unnamed: 0.1,
+            verb_asked: 5.0,
+            verb_other: -1.4,
+            agrees: 2.9,
+            disagrees: -2.5,
+            generated: 0.85,
+        }
+    }
+}
+
+/// A verb the query asks for after another one counts for this much of the first.
+const LATER_VERB: f32 = 0.5;
 
 /// Words that say nothing about which tool is meant.
 const STOP_WORDS: &[&str] = &[
@@ -66,10 +108,20 @@ pub fn stem(word: &str) -> String {
     {
         w.pop();
     }
+    let inflected = ends(&w, "ing") || ends(&w, "ed");
     if ends(&w, "ing") {
         w.truncate(w.len() - 3);
     } else if ends(&w, "ed") {
         w.truncate(w.len() - 2);
+    }
+    // A doubled final consonant is the inflection's: committed, tagged, labelled.
+    let bytes = w.as_bytes();
+    if inflected && bytes.len() > 3 && bytes[bytes.len() - 1] == bytes[bytes.len() - 2] {
+        let last = bytes[bytes.len() - 1];
+        let doubled_l = last == b'l' && w.len() >= 6 && w.ends_with("ell");
+        if (!b"aeioulsz".contains(&last)) || doubled_l {
+            w.pop();
+        }
     }
     if w.len() > 4 && w.ends_with('e') {
         w.pop();
@@ -84,37 +136,185 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
+/// Kinds of token a query names by their shape rather than by a word: a file path, a
+/// directory, a version, a commit sha.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Path,
+    Directory,
+    Version,
+    Sha,
+    /// `#12`: the forge's way of naming an issue or a pull request.
+    Number,
+}
+
+impl Shape {
+    /// The shape of one whitespace-separated token of a query, if it has one.
+    pub fn of(token: &str) -> Option<Shape> {
+        let t = token.trim_matches(|c: char| "\"'`,;:!?()[]{}<>".contains(c));
+        let t = t.strip_suffix('.').unwrap_or(t);
+        if t.is_empty() || t.contains("://") {
+            return None;
+        }
+        if t.strip_prefix('#')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Some(Shape::Number);
+        }
+        let digits_and_dots = |s: &str| {
+            !s.is_empty()
+                && s.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && s.starts_with(|c: char| c.is_ascii_digit())
+        };
+        let version = t.strip_prefix(['v', 'V']).unwrap_or(t);
+        if digits_and_dots(version) && (version.contains('.') || version.len() < t.len()) {
+            return Some(Shape::Version);
+        }
+        if (7..=40).contains(&t.len())
+            && t.chars().all(|c| c.is_ascii_hexdigit())
+            && t.chars().any(|c| c.is_ascii_digit())
+            && t.chars().any(|c| c.is_ascii_alphabetic())
+        {
+            return Some(Shape::Sha);
+        }
+        // e.g., i.e.: letters between dots are an abbreviation, not a file name.
+        if t.split('.').all(|part| part.len() <= 1) {
+            return None;
+        }
+        let name = t.rsplit('/').next().unwrap_or(t);
+        let extension = name.rsplit_once('.').map(|(_, e)| e);
+        let file = extension.is_some_and(|e| {
+            (1..=9).contains(&e.len()) && e.chars().all(|c| c.is_ascii_alphanumeric())
+        }) && !name.ends_with('.');
+        if file {
+            return Some(Shape::Path);
+        }
+        if (t.len() > 1 && t.ends_with('/')) || t.matches('/').count() >= 2 {
+            return Some(Shape::Directory);
+        }
+        None
+    }
+}
+
 /// What people say, and what the tools say for it; the keys are stemmed word sequences.
 #[derive(Debug, Default)]
 pub struct Vocabulary {
     synonyms: Vec<(Vec<String>, Vec<String>)>,
+    shapes: Vec<(Shape, Vec<String>)>,
+    /// Words that ask to read (`what`, `show`…) and words that ask to change (`add`, `close`…).
+    reading: Vec<Vec<String>>,
+    changing: Vec<Vec<String>>,
+    /// A tool verb (the first word of a tool's name) → the words that ask for it.
+    verbs: Vec<(String, Vec<Vec<String>>)>,
+    /// The verbs of tools that list (asked for by a plural).
+    lists: Vec<String>,
+}
+
+/// What a query asks for: its weighted terms, and whether it asks to change something (`Some
+/// (true)`), to read (`Some(false)`), or does not say.
+#[derive(Debug)]
+struct Query {
+    terms: Vec<(String, f32)>,
+    changes: Option<bool>,
+    /// The stems of the query's words (before synonyms), for the verbs it may ask for.
+    stems: Vec<String>,
+    /// Whether it names things in the plural ("open issues"), which asks for a list.
+    plural: bool,
+}
+
+/// How many times the stem sequences of `keys` occur in `stems`.
+fn occurrences(keys: &[Vec<String>], stems: &[String]) -> usize {
+    keys.iter()
+        .map(|key| {
+            (0..stems.len())
+                .filter(|&i| stems.get(i..i + key.len()) == Some(&key[..]))
+                .count()
+        })
+        .sum()
+}
+
+/// Where the stem sequences of `keys` first occur in `stems`.
+fn first_occurrence(keys: &[Vec<String>], stems: &[String]) -> Option<usize> {
+    keys.iter()
+        .filter_map(|key| (0..stems.len()).find(|&i| stems.get(i..i + key.len()) == Some(&key[..])))
+        .min()
+}
+
+/// The stems of the words of one phrase.
+fn phrase(text: &str) -> Vec<String> {
+    words(text).map(|w| stem(&w)).collect()
+}
+
+/// The stems of the words of `texts`.
+fn stems_of(texts: &[String]) -> Vec<String> {
+    texts
+        .iter()
+        .flat_map(|m| words(m).collect::<Vec<_>>())
+        .map(|w| stem(&w))
+        .collect()
 }
 
 impl Vocabulary {
-    /// From the manifest's `search.synonyms`: a word or phrase → the words it stands for.
-    pub fn new<'a>(synonyms: impl IntoIterator<Item = (&'a str, &'a [String])>) -> Vocabulary {
+    /// From the manifest's `search.synonyms` (a word or phrase → the words it stands for) and
+    /// `search.shapes` (a kind of token → the words it stands for).
+    pub fn new<'a>(
+        synonyms: impl IntoIterator<Item = (&'a str, &'a [String])>,
+        shapes: impl IntoIterator<Item = (Shape, &'a [String])>,
+    ) -> Vocabulary {
         let mut list: Vec<(Vec<String>, Vec<String>)> = synonyms
             .into_iter()
-            .map(|(key, means)| {
-                let key: Vec<String> = words(key).map(|w| stem(&w)).collect();
-                let means = means
-                    .iter()
-                    .flat_map(|m| words(m).collect::<Vec<_>>())
-                    .map(|w| stem(&w))
-                    .collect();
-                (key, means)
-            })
+            .map(|(key, means)| (phrase(key), stems_of(means)))
             .filter(|(key, _)| !key.is_empty())
             .collect();
         // Longer phrases first, so "pull request" is read before "request".
         list.sort_by_key(|(key, _)| std::cmp::Reverse(key.len()));
-        Vocabulary { synonyms: list }
+        Vocabulary {
+            synonyms: list,
+            shapes: shapes
+                .into_iter()
+                .map(|(shape, means)| (shape, stems_of(means)))
+                .collect(),
+            ..Vocabulary::default()
+        }
     }
 
-    /// The weighted terms of a query: its own stems, then what the synonyms add.
-    fn terms(&self, query: &str) -> Vec<(String, f32)> {
-        let raw: Vec<String> = words(query).collect();
-        let stems: Vec<String> = raw.iter().map(|w| stem(w)).collect();
+    /// With the words (or phrases) that ask to read, and those that ask to change.
+    pub fn with_intents(mut self, reading: &[String], changing: &[String]) -> Vocabulary {
+        self.reading = reading
+            .iter()
+            .map(|k| phrase(k))
+            .filter(|k| !k.is_empty())
+            .collect();
+        self.changing = changing
+            .iter()
+            .map(|k| phrase(k))
+            .filter(|k| !k.is_empty())
+            .collect();
+        self
+    }
+
+    /// With the verbs of tools that list things, asked for when a query names things in the
+    /// plural and asks nothing else of them.
+    pub fn with_lists(mut self, lists: &[String]) -> Vocabulary {
+        self.lists = lists.iter().map(|l| stem(l)).collect();
+        self
+    }
+
+    /// With the words that ask for each tool verb (`list` ← which, all, any…).
+    pub fn with_verbs<'a>(
+        mut self,
+        verbs: impl IntoIterator<Item = (&'a str, &'a [String])>,
+    ) -> Vocabulary {
+        self.verbs = verbs
+            .into_iter()
+            .map(|(verb, asked)| (stem(verb), asked.iter().map(|a| phrase(a)).collect()))
+            .collect();
+        self
+    }
+
+    /// What a query asks for: what its shaped tokens stand for, what its synonyms stand for,
+    /// and its other words (a word a synonym reads stands for the synonym's words only).
+    fn read(&self, query: &str, expansion: f32) -> Query {
         let mut terms: Vec<(String, f32)> = Vec::new();
         let add = |term: String, weight: f32, terms: &mut Vec<(String, f32)>| match terms
             .iter_mut()
@@ -123,6 +323,22 @@ impl Vocabulary {
             Some((_, w)) => *w = w.max(weight),
             None => terms.push((term, weight)),
         };
+        // A path's or a sha's own words would only match by accident.
+        let mut plain = Vec::new();
+        for token in query.split_whitespace() {
+            match Shape::of(token) {
+                Some(shape) => {
+                    for (_, means) in self.shapes.iter().filter(|(s, _)| *s == shape) {
+                        for m in means {
+                            add(m.clone(), expansion, &mut terms);
+                        }
+                    }
+                }
+                None => plain.push(token),
+            }
+        }
+        let raw: Vec<String> = words(&plain.join(" ")).collect();
+        let stems: Vec<String> = raw.iter().map(|w| stem(w)).collect();
         let mut covered = vec![false; stems.len()];
         for (key, means) in &self.synonyms {
             for start in 0..stems.len() {
@@ -133,37 +349,72 @@ impl Vocabulary {
                 {
                     covered[start..end].iter_mut().for_each(|c| *c = true);
                     for m in means {
-                        add(m.clone(), EXPANSION, &mut terms);
+                        add(m.clone(), expansion, &mut terms);
                     }
                 }
             }
         }
         for (i, (word, stemmed)) in raw.iter().zip(&stems).enumerate() {
-            if STOP_WORDS.contains(&word.as_str()) && !covered[i] {
+            if covered[i] || STOP_WORDS.contains(&word.as_str()) {
                 continue;
             }
             add(stemmed.clone(), 1.0, &mut terms);
-            add(format!("={word}"), 1.0, &mut terms);
         }
-        terms
+        // A question reads.
+        let (reads, changes) = (
+            occurrences(&self.reading, &stems) + usize::from(query.trim_end().ends_with('?')),
+            occurrences(&self.changing, &stems),
+        );
+        Query {
+            terms,
+            changes: match reads.cmp(&changes) {
+                std::cmp::Ordering::Less => Some(true),
+                std::cmp::Ordering::Greater => Some(false),
+                std::cmp::Ordering::Equal => None,
+            },
+            plural: raw.iter().zip(&stems).any(|(w, s)| {
+                w.len() > 3 && w.ends_with('s') && *w != *s && !STOP_WORDS.contains(&w.as_str())
+            }),
+            stems,
+        }
     }
 }
 
 /// One tool as the index sees it.
 #[derive(Debug)]
 struct Doc {
+    /// Each term, with the weight of the best field it is in.
     terms: HashMap<String, f32>,
-    length: f32,
     generated: bool,
+    read_only: bool,
+    /// The first word of the tool's name (its action), stemmed.
+    verb: String,
+    /// The other words of its name (what it acts on), stemmed.
+    object: Vec<String>,
+    /// Pairs of words that follow each other in its title, summary or a keyword ("blob sha",
+    /// "who approved"), stemmed and without function words.
+    pairs: std::collections::HashSet<(String, String)>,
+}
+
+/// The pairs of consecutive words of `text` that are not function words, stemmed.
+fn pairs_of(text: &str) -> Vec<(String, String)> {
+    let stems: Vec<String> = words(text)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect();
+    stems
+        .windows(2)
+        .map(|w| (w[0].clone(), w[1].clone()))
+        .collect()
 }
 
 /// An index of tools.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
+    weights: Weights,
     docs: Vec<Doc>,
     /// How many documents hold each term.
     frequency: HashMap<String, u32>,
-    average_length: f32,
     vocabulary: Vocabulary,
 }
 
@@ -183,78 +434,171 @@ impl SearchIndex {
         generated: impl Fn(&Tool) -> bool,
         vocabulary: Vocabulary,
     ) -> SearchIndex {
+        SearchIndex::weighted(
+            tools,
+            toolset_description,
+            generated,
+            vocabulary,
+            Weights::default(),
+        )
+    }
+
+    /// [`SearchIndex::new`] with other weights.
+    pub fn weighted(
+        tools: &[Tool],
+        toolset_description: impl Fn(&str) -> Option<String>,
+        generated: impl Fn(&Tool) -> bool,
+        vocabulary: Vocabulary,
+        weights: Weights,
+    ) -> SearchIndex {
         let mut docs = Vec::with_capacity(tools.len());
         let mut frequency: HashMap<String, u32> = HashMap::new();
         for tool in tools {
+            let mut name = words(&tool.name).map(|w| stem(&w));
+            let verb = name.next().unwrap_or_default();
+            let object: Vec<String> = name.collect();
             let mut terms: HashMap<String, f32> = HashMap::new();
-            let mut put = |text: &str, weight: f32, exact: bool| {
+            // The verb is scored apart (see `search`): as a term, "list" or "add" would weigh
+            // by how rare it is, which says nothing about what the tool acts on.
+            let mut put = |text: &str, weight: f32| {
                 for w in words(text) {
-                    *terms.entry(stem(&w)).or_default() += weight;
-                    if exact {
-                        *terms.entry(format!("={w}")).or_default() += EXACT;
+                    let stemmed = stem(&w);
+                    if stemmed != verb {
+                        let best = terms.entry(stemmed).or_default();
+                        *best = best.max(weight);
                     }
                 }
             };
-            put(&tool.name, NAME, true);
-            put(&tool.title, TITLE, false);
-            put(&tool.toolset, TOOLSET, false);
+            put(&tool.name, weights.name);
+            put(&tool.title, weights.title);
+            put(&tool.toolset, weights.toolset);
             if let Some(d) = toolset_description(&tool.toolset) {
-                put(&d, DETAIL, false);
+                put(&d, weights.detail);
             }
-            put(&tool.summary, SUMMARY, false);
+            put(&tool.summary, weights.summary);
             put(
                 tool.description.get(tool.summary.len()..).unwrap_or(""),
-                DETAIL,
-                false,
+                weights.detail,
             );
             for arg in &tool.args {
-                put(&arg.name, ARGUMENT, false);
+                put(&arg.name, weights.argument);
             }
+            for keyword in &tool.keywords {
+                put(keyword, weights.keywords);
+            }
+            let pairs = std::iter::once(&tool.title)
+                .chain(std::iter::once(&tool.summary))
+                .chain(&tool.keywords)
+                .flat_map(|text| pairs_of(text))
+                .collect();
             for term in terms.keys() {
                 *frequency.entry(term.clone()).or_default() += 1;
             }
-            let length = terms.values().sum();
             docs.push(Doc {
                 terms,
-                length,
                 generated: generated(tool),
+                read_only: tool.annotations.read_only,
+                verb,
+                object,
+                pairs,
             });
         }
-        let average_length = match docs.len() {
-            0 => 1.0,
-            n => docs.iter().map(|d| d.length).sum::<f32>() / n as f32,
-        };
         SearchIndex {
+            weights,
             docs,
             frequency,
-            average_length,
             vocabulary,
         }
     }
 
     /// The best `limit` tools for `query`, best first; tools that match no word are left out.
+    ///
+    /// A query word is worth its rarity (idf) times the weight of the best field of the tool it
+    /// is in. The words of the tool's name the query does not mention cost a part of theirs
+    /// (so `get_pull_request_diff` needs the diff mentioned to beat `get_pull_request`); a verb
+    /// the query asks for, and reading or changing as the query asks, add to it.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
-        let terms = self.vocabulary.terms(query);
+        let Query {
+            terms,
+            changes,
+            stems,
+            plural,
+        } = self.vocabulary.read(query, self.weights.expansion);
+        let w = &self.weights;
+        // The verbs the query asks for, where it first asks for each: the first one is what
+        // the query is about ("merge #40 and delete the branch" merges).
+        let mut asked: Vec<(usize, &str)> = self
+            .vocabulary
+            .verbs
+            .iter()
+            .filter_map(|(verb, words)| {
+                first_occurrence(words, &stems).map(|at| (at, verb.as_str()))
+            })
+            .chain(
+                stems
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| self.docs.iter().any(|d| &d.verb == *s))
+                    .map(|(at, s)| (at, s.as_str())),
+            )
+            .collect();
+        // Things named in the plural, and nothing asked of them: a list of them.
+        if plural && asked.is_empty() && changes != Some(true) {
+            asked.extend(self.vocabulary.lists.iter().map(|l| (0, l.as_str())));
+        }
+        asked.sort();
+        let first = asked.first().map(|(at, _)| *at);
+        let query_pairs = pairs_of(query);
         let n = self.docs.len() as f32;
+        let idf = |term: &str| {
+            let df = self.frequency.get(term).copied().unwrap_or(0) as f32;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        };
         let mut hits: Vec<Hit> = self
             .docs
             .iter()
             .enumerate()
             .filter_map(|(i, doc)| {
-                let mut score = 0.0;
-                for (term, weight) in &terms {
-                    let Some(&tf) = doc.terms.get(term) else {
-                        continue;
-                    };
-                    let df = self.frequency.get(term).copied().unwrap_or(0) as f32;
-                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                    let norm = 1.0 - B + B * doc.length / self.average_length;
-                    score += weight * idf * tf * (K1 + 1.0) / (tf + K1 * norm);
+                let verb_asked = asked
+                    .iter()
+                    .find(|(_, v)| *v == doc.verb)
+                    .map(|(at, _)| Some(*at) == first);
+                let mut score: f32 = terms
+                    .iter()
+                    .filter_map(|(term, weight)| {
+                        doc.terms.get(term).map(|field| weight * field * idf(term))
+                    })
+                    .sum();
+                score += w.pair
+                    * query_pairs
+                        .iter()
+                        .filter(|pair| doc.pairs.contains(*pair))
+                        .count() as f32;
+                if score <= 0.0 && verb_asked.is_none() {
+                    return None;
                 }
+                score -= w.unnamed
+                    * doc
+                        .object
+                        .iter()
+                        .filter(|o| !terms.iter().any(|(t, _)| t == *o))
+                        .map(|o| idf(o))
+                        .sum::<f32>();
+                score += match verb_asked {
+                    Some(true) => w.verb_asked,
+                    Some(false) => w.verb_asked * LATER_VERB,
+                    None if asked.is_empty() => 0.0,
+                    None => w.verb_other,
+                };
+                score += match changes {
+                    Some(changes) if changes != doc.read_only => w.agrees,
+                    Some(_) => w.disagrees,
+                    None => 0.0,
+                };
                 if doc.generated {
-                    score *= GENERATED;
+                    score *= w.generated;
                 }
-                (score > 0.0).then_some(Hit { tool: i, score })
+                Some(Hit { tool: i, score })
             })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
@@ -280,6 +624,10 @@ mod tests {
             ("statuses", "status"),
             ("releases", "release"),
             ("patches", "patch"),
+            ("committed", "commit"),
+            ("tagged", "tag"),
+            ("labelled", "label"),
+            ("pulled", "pull"),
         ] {
             assert_eq!(stem(a), stem(b), "{a} / {b}");
         }
@@ -287,26 +635,73 @@ mod tests {
     }
 
     #[test]
+    fn a_query_asks_to_read_or_to_change() {
+        let vocabulary = Vocabulary::new([], []).with_intents(
+            &["what".to_owned(), "show".to_owned()],
+            &["close".to_owned(), "look into".to_owned()],
+        );
+        assert_eq!(vocabulary.read("what is open", 1.0).changes, Some(false));
+        assert_eq!(vocabulary.read("close issue 4", 1.0).changes, Some(true));
+        assert_eq!(
+            vocabulary.read("look into it and show me", 1.0).changes,
+            None
+        );
+        assert_eq!(vocabulary.read("issue 4", 1.0).changes, None);
+    }
+
+    #[test]
+    fn tokens_are_known_by_their_shape() {
+        let cases = [
+            ("src/auth.rs", Some(Shape::Path)),
+            ("Cargo.toml,", Some(Shape::Path)),
+            ("'config/app.yml'", Some(Shape::Path)),
+            (".gitignore", Some(Shape::Path)),
+            ("docs/", Some(Shape::Directory)),
+            ("deploy/k8s/overlays/prod", Some(Shape::Directory)),
+            ("acme/widgets", None),
+            ("v1.12.0", Some(Shape::Version)),
+            ("1.3.2.", Some(Shape::Version)),
+            ("v2", Some(Shape::Version)),
+            ("e1f2a3b", Some(Shape::Sha)),
+            ("deadbeef", None),
+            ("1234567", None),
+            ("#12", Some(Shape::Number)),
+            ("#x", None),
+            ("https://example.com/a.html", None),
+            ("e.g.", None),
+        ];
+        for (token, shape) in cases {
+            assert_eq!(Shape::of(token), shape, "{token}");
+        }
+        let file = ["file".to_owned()];
+        let vocabulary = Vocabulary::new([], [(Shape::Path, &file[..])]);
+        let terms = vocabulary.read("show src/auth.rs", 1.0).terms;
+        let names: Vec<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(
+            names.contains(&"file") && !names.contains(&"auth"),
+            "{names:?}"
+        );
+    }
+
+    #[test]
     fn phrases_are_read_before_their_words_and_stop_words_are_dropped() {
         let pr = ["pull".to_owned()];
         let request = ["ask".to_owned()];
-        let vocabulary = Vocabulary::new([("merge request", &pr[..]), ("request", &request[..])]);
-        let terms = vocabulary.terms("show me the merge requests");
+        let vocabulary =
+            Vocabulary::new([("merge request", &pr[..]), ("request", &request[..])], []);
+        let terms = vocabulary.read("show me the merge requests", 1.0).terms;
         let names: Vec<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
         assert!(names.contains(&"pull"), "{names:?}");
         assert!(
             !names.contains(&"ask"),
             "the phrase took the word: {names:?}"
         );
-        let terms = vocabulary.terms("request a review");
+        let terms = vocabulary.read("request a review", 1.0).terms;
         assert!(terms.iter().any(|(t, _)| t == "ask"), "{terms:?}");
         assert!(
-            !names.contains(&"the") && !names.contains(&"=me"),
+            !names.contains(&"the") && !names.contains(&"me"),
             "{names:?}"
         );
-        assert!(
-            names.contains(&"show") && names.contains(&"=requests"),
-            "{names:?}"
-        );
+        assert!(names.contains(&"show"), "{names:?}");
     }
 }

@@ -63,6 +63,8 @@ pub struct Tool {
     pub description: String,
     /// The first sentence of the manifest's description: what `tools/list` shows.
     pub summary: String,
+    /// How people ask for what the tool does, for `search_tools`.
+    pub keywords: Vec<String>,
     pub toolset: String,
     pub(crate) call: RequestTemplate,
     pub(crate) args: Vec<Arg>,
@@ -664,11 +666,17 @@ pub(crate) fn within(mut value: Value, budget: usize) -> Value {
     let cuts = bound::fit(&mut value, budget.saturating_sub(ENVELOPE_ROOM));
     let note = bound::fit_note(budget, &cuts);
     if let Value::Object(map) = &mut value {
-        let text = match map.get("truncated").and_then(Value::as_str) {
+        // Beside an earlier note of ours; under another key when the forge's answer has a
+        // `truncated` of its own (a git tree does), which must stay as the forge sent it.
+        let key = match map.get("truncated") {
+            None | Some(Value::String(_)) => "truncated",
+            Some(_) => "_truncated",
+        };
+        let text = match map.get(key).and_then(Value::as_str) {
             Some(earlier) => format!("{earlier} {note}"),
             None => note,
         };
-        map.insert("truncated".into(), text.into());
+        map.insert(key.into(), text.into());
     }
     value
 }

@@ -103,6 +103,44 @@ pub struct SearchDef {
     /// A word or phrase people use → the words the tools' own texts use for it.
     #[serde(default)]
     pub synonyms: IndexMap<String, Spanned<Vec<String>>>,
+    /// Tokens known by their shape → the words they stand for.
+    #[serde(default)]
+    pub shapes: ShapesDef,
+    /// Words that ask to read, and words that ask to change.
+    #[serde(default)]
+    pub intents: IntentsDef,
+    /// A tool verb (the first word of tool names) → the words that ask for it.
+    #[serde(default)]
+    pub verbs: IndexMap<String, Vec<String>>,
+    /// The verbs of tools that list things: what a query in the plural asks for.
+    #[serde(default)]
+    pub lists: Vec<String>,
+}
+
+/// Words (or phrases) that tell a request to read from one to change something.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentsDef {
+    #[serde(default)]
+    pub read: Vec<String>,
+    #[serde(default)]
+    pub change: Vec<String>,
+}
+
+/// What a query's file paths, directories, versions and commit shas stand for.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapesDef {
+    #[serde(default)]
+    pub path: Vec<String>,
+    #[serde(default)]
+    pub directory: Vec<String>,
+    #[serde(default)]
+    pub version: Vec<String>,
+    #[serde(default)]
+    pub sha: Vec<String>,
+    #[serde(default)]
+    pub number: Vec<String>,
 }
 
 /// A named parameter rule: a small, JSON-Schema-like description of one value.
@@ -330,6 +368,10 @@ pub struct ToolDef {
     pub title: String,
     pub description: String,
     pub toolset: Spanned<String>,
+    /// Words and phrases people use for what the tool does, for `search_tools` only (never
+    /// advertised).
+    #[serde(default)]
+    pub keywords: Vec<String>,
     /// The upstream request: `METHOD /path/{arg}?name={arg}`.
     pub call: Spanned<String>,
     #[serde(default)]

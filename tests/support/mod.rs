@@ -4,6 +4,8 @@
 pub mod catalog_world;
 pub mod fake_forge;
 pub mod fixtures;
+pub mod search_eval;
+pub mod tokens;
 pub mod tool_world;
 
 use std::process::Stdio;

@@ -137,6 +137,14 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     }
     let core = c.core(&manifests.tools.core, &tool_index);
     let synonyms = c.synonyms(&manifests.tools.search);
+    let shapes = &manifests.tools.search.shapes;
+    let shapes = vec![
+        (super::search::Shape::Path, shapes.path.clone()),
+        (super::search::Shape::Directory, shapes.directory.clone()),
+        (super::search::Shape::Version, shapes.version.clone()),
+        (super::search::Shape::Sha, shapes.sha.clone()),
+        (super::search::Shape::Number, shapes.number.clone()),
+    ];
     if !c.findings.is_empty() {
         c.findings
             .sort_by(|a, b| a.pos.cmp(&b.pos).then(a.code.cmp(&b.code)));
@@ -154,6 +162,19 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
         completions,
         core,
         synonyms,
+        shapes,
+        intents: (
+            manifests.tools.search.intents.read.clone(),
+            manifests.tools.search.intents.change.clone(),
+        ),
+        verbs: manifests
+            .tools
+            .search
+            .verbs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        lists: manifests.tools.search.lists.clone(),
         max_answer_bytes: usize::MAX,
     })
 }

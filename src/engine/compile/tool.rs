@@ -175,6 +175,7 @@ impl Compiler {
             title: def.title.clone(),
             description: describe_tool(&def.description, list.as_ref()),
             summary: summary.to_owned(),
+            keywords: def.keywords.clone(),
             toolset: def.toolset.value.clone(),
             call,
             args,
