@@ -593,6 +593,40 @@ mod tests {
                 && c.disabled_tools.is_empty()
         );
         assert_eq!(c.timeout, Duration::from_secs(30));
+        assert_eq!(
+            (c.surface, c.sudo, c.max_answer_bytes),
+            (Surface::Core, false, DEFAULT_MAX_ANSWER_BYTES)
+        );
+    }
+
+    #[test]
+    fn the_surface_and_the_budget_come_from_a_flag_or_the_environment() {
+        let env = [
+            ("FORGELENS_TOOL_SURFACE", "Full"),
+            ("FORGELENS_MAX_ANSWER_BYTES", "8192"),
+            ("FORGELENS_SUDO", "yes"),
+        ];
+        let c = resolve(&Flags::default(), &env).unwrap();
+        assert_eq!(
+            (c.surface, c.max_answer_bytes, c.sudo),
+            (Surface::Full, 8192, true)
+        );
+        let flags = Flags {
+            tool_surface: Some("core".into()),
+            max_answer_bytes: Some(4096),
+            ..Flags::default()
+        };
+        let c = resolve(&flags, &env).unwrap();
+        assert_eq!((c.surface, c.max_answer_bytes), (Surface::Core, 4096));
+        for (key, value) in [
+            ("FORGELENS_TOOL_SURFACE", "most"),
+            ("FORGELENS_MAX_ANSWER_BYTES", "4095"),
+        ] {
+            assert!(
+                resolve(&Flags::default(), &[(key, value)]).is_err(),
+                "{key}={value}"
+            );
+        }
     }
 
     #[test]

@@ -170,3 +170,80 @@ async fn read_and_call_use_the_same_paths_as_the_server() {
     assert_eq!(page["total_count"], 2);
     assert_eq!(forge.requests().len(), 2, "the invalid read sent nothing");
 }
+
+/// The meta-tools run from the command line too, through the same service; surface options
+/// are checked like every other.
+#[tokio::test(flavor = "multi_thread")]
+async fn call_runs_the_meta_tools_and_surface_options_are_checked() {
+    let forge = FakeForge::standard().await;
+    let url = forge.url();
+    let out = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            run(
+                &[
+                    "call",
+                    "search_tools",
+                    "--args",
+                    r#"{"query":"labels of an organization","limit":3}"#,
+                ],
+                &[("FORGEJO_URL", &url)],
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let found: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        found["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "list_org_labels"),
+        "{found}"
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        run(
+            &[
+                "call",
+                "read_resource",
+                "--args",
+                &format!(r#"{{"uri":"forgejo://repo/acme/widgets/label/{LABEL_ID}"}}"#),
+            ],
+            &[("FORGEJO_URL", &url)],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let label: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(label["id"], LABEL_ID);
+
+    for (args, env, named) in [
+        (
+            vec!["serve", "--tool-surface", "most"],
+            vec![],
+            "--tool-surface",
+        ),
+        (
+            vec!["serve"],
+            vec![("FORGELENS_TOOL_SURFACE", "all")],
+            "FORGELENS_TOOL_SURFACE",
+        ),
+        (
+            vec!["serve", "--max-answer-bytes", "100"],
+            vec![],
+            "--max-answer-bytes",
+        ),
+        (
+            vec!["serve"],
+            vec![("FORGELENS_SUDO", "maybe")],
+            "FORGELENS_SUDO",
+        ),
+    ] {
+        let out = run(&args, &env);
+        assert_eq!(out.code, 2, "{args:?} {env:?}");
+        assert!(out.stderr.contains(named), "{}", out.stderr);
+    }
+}
