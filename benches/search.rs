@@ -15,12 +15,13 @@ mod search_eval;
 use forgelens::engine::search::Weights;
 use forgelens::manifest::Sources;
 
-const FILES: [&str; 5] = [
+const FILES: [&str; 6] = [
     "dev.yaml",
     "test.yaml",
     "holdout.yaml",
     "final.yaml",
     "final2.yaml",
+    "final3.yaml",
 ];
 
 fn main() {

@@ -417,3 +417,47 @@ async fn the_escape_hatch_answer_is_bounded() {
     );
     server.stop().await;
 }
+
+/// Resources keep the budget too: a one-line file read as a resource comes in windows whose
+/// continuation is a URI with `start_byte`, and the blocks of each stay under the budget.
+#[tokio::test]
+async fn a_resource_of_one_long_line_continues_by_uri() {
+    use base64::Engine as _;
+    let forge = FakeForge::standard().await;
+    let line: String = (0..200_000)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/contents/dist/app.min.js",
+        Reply::Json(json!({
+            "name": "app.min.js", "path": "dist/app.min.js", "type": "file",
+            "size": line.len(), "sha": "4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d",
+            "encoding": "base64",
+            "content": base64::engine::general_purpose::STANDARD.encode(&line),
+        })),
+    );
+    let server = Launch::new(&forge).start().await;
+    let mut uri = "forgejo://repo/acme/widgets/contents/dist/app.min.js".to_owned();
+    let mut joined = String::new();
+    for _ in 0..10 {
+        let blocks = server.read_blocks(&uri).await;
+        let size: usize = blocks.iter().map(|(_, text)| text.len()).sum();
+        assert!(size <= 48 * 1024, "{uri}: {size} bytes");
+        let json: Value = serde_json::from_str(&blocks[0].1).unwrap();
+        joined.push_str(&blocks[1].1);
+        let Some(end) = json.get("end_byte").and_then(Value::as_u64) else {
+            break;
+        };
+        let marker = json["truncated"].as_str().unwrap();
+        let next = marker
+            .split("Read ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("{marker}"));
+        assert!(next.contains(&format!("start_byte={end}")), "{marker}");
+        uri = next.to_owned();
+    }
+    assert_eq!(joined, line, "the windows join up to the whole line");
+    server.stop().await;
+}

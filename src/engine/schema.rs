@@ -27,7 +27,14 @@ pub enum Check {
 impl Check {
     pub fn check(&self, value: &Value) -> Result<(), String> {
         match self {
-            Check::Rule(rule) => rule.check_json(value).map_err(|e| format!("must be {e}")),
+            // The rule's own words say what the value is; the pattern says exactly what passes.
+            Check::Rule(rule) => rule.check_json(value).map_err(|e| match &rule.description {
+                Some(what) => format!(
+                    "must be {}: {e}",
+                    lowercase_first(what.trim_end_matches('.'))
+                ),
+                None => format!("must be {e}"),
+            }),
             Check::Schema(schema) => schema.check(value),
         }
     }
@@ -287,6 +294,15 @@ fn pattern(source: &str) -> Result<Regex, String> {
     let regex = Regex::new(source).map_err(|e| format!("`pattern` does not compile: {e}"))?;
     compiled.insert(source.to_owned(), regex.clone());
     Ok(regex)
+}
+
+/// `text` with its first letter in lower case ("A user name" → "a user name").
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// The JSON type of a value, as JSON Schema names it.

@@ -76,6 +76,29 @@ impl Default for Weights {
     }
 }
 
+/// The shortest word read as a slip of another, and what the word it is taken for counts.
+const MIN_MISSPELT: usize = 4;
+const MISSPELT: f32 = 0.8;
+
+/// Whether `a` and `b` differ by one slip of the keyboard: a letter added, dropped, changed, or
+/// two neighbours swapped.
+fn one_slip(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a == b || a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let start = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let (ra, rb) = (&a[start..], &b[start..]);
+    match ra.len().cmp(&rb.len()) {
+        std::cmp::Ordering::Equal => {
+            ra[1..] == rb[1..]
+                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
+        }
+        std::cmp::Ordering::Less => ra == &rb[1..],
+        std::cmp::Ordering::Greater => &ra[1..] == rb,
+    }
+}
+
 /// A verb the query asks for after another one counts for this much of the first.
 const LATER_VERB: f32 = 0.5;
 
@@ -519,12 +542,25 @@ impl SearchIndex {
     /// the query asks for, and reading or changing as the query asks, add to it.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let Query {
-            terms,
+            mut terms,
             changes,
             stems,
             plural,
         } = self.vocabulary.read(query, self.weights.expansion);
         let w = &self.weights;
+        // A word no tool has, one slip away from words tools have ("isue", "brnach"): those.
+        let unknown: Vec<(String, f32)> = terms
+            .iter()
+            .filter(|(t, _)| t.len() >= MIN_MISSPELT && !self.frequency.contains_key(t))
+            .cloned()
+            .collect();
+        for (word, weight) in unknown {
+            for known in self.frequency.keys().filter(|k| one_slip(&word, k)) {
+                if !terms.iter().any(|(t, _)| t == known) {
+                    terms.push((known.clone(), weight * MISSPELT));
+                }
+            }
+        }
         // The verbs the query asks for, where it first asks for each: the first one is what
         // the query is about ("merge #40 and delete the branch" merges).
         let mut asked: Vec<(usize, &str)> = self
@@ -632,6 +668,27 @@ mod tests {
             assert_eq!(stem(a), stem(b), "{a} / {b}");
         }
         assert_ne!(stem("status"), stem("stat"));
+    }
+
+    #[test]
+    fn one_slip_of_the_keyboard() {
+        for (a, b) in [
+            ("isue", "issue"),
+            ("brnach", "branch"),
+            ("reveiw", "review"),
+            ("relase", "release"),
+            ("labell", "label"),
+        ] {
+            assert!(one_slip(a, b), "{a} / {b}");
+        }
+        for (a, b) in [
+            ("issue", "issue"),
+            ("issu", "tissues"),
+            ("merg", "morgue"),
+            ("branch", "brunch!"),
+        ] {
+            assert!(!one_slip(a, b), "{a} / {b}");
+        }
     }
 
     #[test]
