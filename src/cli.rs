@@ -14,7 +14,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
-use crate::config::{CatalogSource, Config, Flags, HttpConfig, HttpFlags};
+use crate::config::{self, CatalogSource, Config, Flags, HttpConfig, HttpFlags};
 use crate::forge::{self, ClientOptions};
 use crate::manifest::{FileId, Source, Sources};
 use crate::service::{CallError, Called, Service, StartError};
@@ -139,7 +139,8 @@ pub struct ServeArgs {
     /// Read the token from this file (the token is never a flag) [env: FORGEJO_TOKEN, …].
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// Offer only read tools and send nothing but GET [env: FORGEJO_READ_ONLY, READ_ONLY].
+    /// Offer only read tools and send nothing but GET [env: FORGEJO_READ_ONLY, READ_ONLY; any
+    /// of them set true wins].
     #[arg(long)]
     pub read_only: bool,
     /// Offer only these toolsets [env: FORGEJO_TOOLSETS, TOOLSETS].
@@ -343,6 +344,13 @@ fn init_logging(filter: Option<&str>, default: &str) {
 fn start(args: &ServeArgs) -> Result<Service, (String, u8)> {
     let config = Config::resolve(&args.flags(), &|k| std::env::var(k).ok())
         .map_err(|e| (e.to_string(), 2))?;
+    if let Some(warning) = args
+        .token_file
+        .as_deref()
+        .and_then(config::token_file_warning)
+    {
+        tracing::warn!("{warning}");
+    }
     let mut sources = args.manifests.sources().map_err(|e| (e, 2))?;
     sources.catalog = match &config.catalog {
         None => None,

@@ -158,6 +158,8 @@ pub enum ConfigError {
     TokenFile { path: String, detail: String },
     #[error("the token file {0} is empty")]
     EmptyTokenFile(String),
+    #[error("the token file {path} holds {lines} lines; it must hold the token alone, on one line")]
+    TokenFileLines { path: String, lines: usize },
     #[error("{name}: `{value}` is not an IP address and port (for example 127.0.0.1:8080)")]
     Addr { name: String, value: String },
     #[error(
@@ -201,6 +203,23 @@ impl Lookup<'_> {
                 .filter(|v| !v.trim().is_empty())
                 .map(|v| ((*n).to_owned(), v))
         })
+    }
+
+    /// A setting that only narrows what the server may do: it is on when the flag or any of
+    /// its variables says so, whichever order they come in, so a stale `false` in one alias
+    /// cannot undo a `true` in another (fail closed). A malformed value is still an error.
+    fn restriction(&self, flag: bool, vars: &[&str]) -> Result<bool, ConfigError> {
+        let mut on = flag;
+        for name in vars {
+            let Some(value) = (self.env)(name).filter(|v| !v.trim().is_empty()) else {
+                continue;
+            };
+            on |= parse_bool(&value).ok_or_else(|| ConfigError::Bool {
+                name: (*name).to_owned(),
+                value,
+            })?;
+        }
+        Ok(on)
     }
 
     fn flag(&self, flag: bool, vars: &[&str]) -> Result<bool, ConfigError> {
@@ -279,10 +298,7 @@ impl Config {
                     path: path.display().to_string(),
                     detail: e.to_string(),
                 })?;
-                Some(
-                    Token::new(&text)
-                        .ok_or_else(|| ConfigError::EmptyTokenFile(path.display().to_string()))?,
-                )
+                Some(token_from_file(path, &text)?)
             }
             None => look.first(TOKEN_VARS).and_then(|(_, v)| Token::new(&v)),
         };
@@ -357,7 +373,7 @@ impl Config {
         Ok(Config {
             url,
             token,
-            read_only: look.flag(flags.read_only, READ_ONLY_VARS)?,
+            read_only: look.restriction(flags.read_only, READ_ONLY_VARS)?,
             toolsets: look
                 .list(&flags.toolsets, "--toolsets", TOOLSETS_VARS)
                 .map(|(_, l)| l),
@@ -548,6 +564,41 @@ fn normalize_origin(text: &str) -> Option<String> {
     Some(format!("{}://{host}:{port}", url.scheme()))
 }
 
+/// The token a token file holds: one line (a final newline is fine). Anything more is refused
+/// at start-up, since sending two lines as one token would fail on every request instead.
+fn token_from_file(path: &std::path::Path, text: &str) -> Result<Token, ConfigError> {
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    if lines > 1 {
+        return Err(ConfigError::TokenFileLines {
+            path: path.display().to_string(),
+            lines,
+        });
+    }
+    Token::new(text).ok_or_else(|| ConfigError::EmptyTokenFile(path.display().to_string()))
+}
+
+/// A warning when the token file can be read by other users of the machine (Unix only): the
+/// token is as safe as the file that holds it.
+pub fn token_file_warning(path: &std::path::Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode();
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "the token file {} can be read by other users (mode {:o}); `chmod 600` it",
+                path.display(),
+                mode & 0o777
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 fn parse_url(text: &str) -> Option<Url> {
     let text = text.trim();
     // GITEA_HOST is sometimes a bare host name.
@@ -665,6 +716,65 @@ mod tests {
         );
         assert!(c.read_only);
         assert_eq!(c.disabled_tools, ["a"]);
+    }
+
+    #[test]
+    fn any_alias_asking_for_read_only_wins() {
+        for env in [
+            [("FORGEJO_READ_ONLY", "false"), ("READ_ONLY", "true")],
+            [("FORGEJO_READ_ONLY", "true"), ("READ_ONLY", "false")],
+        ] {
+            assert!(
+                resolve(&Flags::default(), &env).unwrap().read_only,
+                "{env:?}"
+            );
+        }
+        let off = [("FORGEJO_READ_ONLY", "false"), ("READ_ONLY", "0")];
+        assert!(!resolve(&Flags::default(), &off).unwrap().read_only);
+        // A malformed alias is an error even when another one already said true.
+        assert!(matches!(
+            resolve(
+                &Flags::default(),
+                &[("FORGEJO_READ_ONLY", "true"), ("READ_ONLY", "maybe")]
+            ),
+            Err(ConfigError::Bool { .. })
+        ));
+    }
+
+    #[test]
+    fn a_token_file_holds_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        let flags = Flags {
+            token_file: Some(path.clone()),
+            ..Flags::default()
+        };
+        std::fs::write(&path, "abc123\n").unwrap();
+        assert_eq!(resolve(&flags, &[]).unwrap().token, Token::new("abc123"));
+        std::fs::write(&path, "abc123\nsecond\n").unwrap();
+        let error = resolve(&flags, &[]).unwrap_err();
+        assert!(matches!(
+            error,
+            ConfigError::TokenFileLines { lines: 2, .. }
+        ));
+        assert!(!error.to_string().contains("abc123"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_others_can_read_is_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "abc123").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(token_file_warning(&path), None);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let warning = token_file_warning(&path).unwrap();
+        assert!(
+            warning.contains("mode 644") && warning.contains("chmod 600"),
+            "{warning}"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod commits;
 mod docs;
 mod faults;
 mod guards;
+mod hardening;
 mod http;
 mod labels;
 mod lifecycle;

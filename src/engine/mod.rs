@@ -6,6 +6,7 @@
 //! markdown. A call is the same after its arguments are checked against the tool's schema.
 //! Nothing here does I/O or knows a transport; nothing here names a resource or a tool.
 
+mod answer;
 pub mod bound;
 mod compile;
 pub mod complete;

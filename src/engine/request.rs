@@ -91,7 +91,7 @@ pub enum RequestSyntaxError {
 pub enum ExpandError {
     #[error("`{0}` is required")]
     Missing(String),
-    #[error("`{name}` cannot be {why}")]
+    #[error("`{name}` cannot {why}")]
     Segment { name: String, why: &'static str },
     #[error("`{0}` must be one of GET, POST, PUT, PATCH, DELETE")]
     Method(String),
@@ -385,8 +385,11 @@ fn is_name(s: &str) -> bool {
 
 fn check_segment(name: &str, value: &str) -> Result<(), ExpandError> {
     let why = match value {
-        "" => "empty",
-        "." | ".." => "`.` or `..`",
+        "" => "be empty",
+        "." | ".." => "be `.` or `..`",
+        // NUL, newlines and the like name no forge object, and a forge or proxy that decodes
+        // them may read them as something else.
+        _ if value.chars().any(char::is_control) => "hold a control character",
         _ => return Ok(()),
     };
     Err(ExpandError::Segment {

@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
 
+use super::answer::{self, Expected};
 use super::bound::{self, Next, PageRequest, Window};
 use super::error::Error;
 use super::param::Rule;
@@ -471,6 +472,38 @@ impl Read<'_> {
         Ok(next)
     }
 
+    /// Refuses a primary answer of a shape the resource cannot read: a list needs its array,
+    /// an entity an object (a resource that reads the body as its text takes a string too).
+    fn expect_shape(&self, body: &Value, request: &str, status: u16) -> Result<(), Error> {
+        match &self.resource.shape {
+            Shape::List {
+                only_arrays: true, ..
+            } if !body.is_array() => {
+                answer::expect(Expected::Object, Some(body), request, status, "")
+            }
+            Shape::List { from, .. } => {
+                let found = match from {
+                    Some(path) => path.query(body).first(),
+                    None => Some(body),
+                };
+                answer::expect(Expected::List, found, request, status, "")
+            }
+            Shape::Entity { .. }
+                if body.is_string()
+                    && self
+                        .resource
+                        .text
+                        .as_ref()
+                        .is_some_and(|t| t.from.is_none()) =>
+            {
+                Ok(())
+            }
+            Shape::Entity { .. } => {
+                answer::expect(Expected::Object, Some(body), request, status, "")
+            }
+        }
+    }
+
     /// Builds the content blocks from every answer.
     pub fn assemble(&self, answers: Vec<Answer>) -> Result<ReadOutput, Error> {
         let budget = self.catalog.max_answer_bytes;
@@ -491,12 +524,18 @@ impl Read<'_> {
         }
         let (alternative, primary) = primary.expect("assemble follows a successful primary answer");
         let Response {
+            status,
             total_count,
             has_next,
             body,
             ..
         } = primary;
         let body = self.redact(body.into_json());
+        let request = match alternative {
+            0 => &self.resource.fetch,
+            n => &self.resource.fallbacks[n - 1].0,
+        };
+        self.expect_shape(&body, request.as_str(), status)?;
         let answered = match alternative {
             0 => self.resource.answered_as.as_deref(),
             n => Some(self.resource.fallbacks[n - 1].1.as_str()),

@@ -6,16 +6,15 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 use serde_json_path::JsonPath;
 
+use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
 use super::error::Error;
 use super::project::{Context, Meta, Projection};
 use super::request::{Args, RequestTemplate};
 use super::resource::{LIMIT, PAGE};
-use super::schema::{Check, type_name};
+use super::schema::Check;
 use super::text::{Cut, TextSpec};
-use crate::forge::{
-    Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response,
-};
+use crate::forge::{Accept, Body, FormPart, FormValue, Method, Payload, Request, Response};
 use crate::manifest::raw::{ArgLocation, Window as WindowKind};
 
 /// The optional argument every tool takes.
@@ -542,21 +541,19 @@ impl Call<'_> {
                 Some(path) => path.query(&body).first(),
                 None => Some(&body),
             };
-            let items: Vec<&Value> = match items {
-                Some(Value::Array(items)) => items.iter().collect(),
-                // The forge answered with something else (a file where a directory was
-                // expected): saying "no items" would hide it.
-                _ => {
-                    return Err(Error::Forge(ForgeError::Unreadable {
-                        request: self.tool.call.as_str().to_owned(),
-                        status: response.status,
-                        detail: format!(
-                            "expected a list, got {}; another tool may fit this target",
-                            type_name(&body)
-                        ),
-                    }));
-                }
-            };
+            // Something else (a file where a directory was expected): "no items" would hide it.
+            answer::expect(
+                Expected::List,
+                items,
+                self.tool.call.as_str(),
+                response.status,
+                "; another tool may fit this target",
+            )?;
+            let items: Vec<&Value> = items
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .collect();
             let window = match list.window {
                 WindowKind::Upstream => {
                     bound::upstream_page(items, page, response.total_count, response.has_next)
@@ -641,6 +638,16 @@ impl Call<'_> {
                 }
                 room = room.saturating_sub(size - budget).max(1);
             }
+        }
+        // A read with fields to project needs an object; a write may well answer with nothing.
+        if self.tool.method() == Some(Method::Get) && !self.tool.project.is_identity() {
+            answer::expect(
+                Expected::Object,
+                Some(&body),
+                self.tool.call.as_str(),
+                response.status,
+                "",
+            )?;
         }
         if bodiless {
             return Ok(json!({"ok": true, "status": response.status}));

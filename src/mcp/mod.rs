@@ -6,6 +6,7 @@
 //! (stdio here, Streamable HTTP in [`http`]) are thin shells around the same handler; the only
 //! difference the handler sees is where a request's token comes from.
 
+mod bounded;
 mod convert;
 pub mod http;
 
@@ -18,6 +19,7 @@ use rmcp::model::{
     ResourcesCapability, ServerCapabilities, ServerConfig, ToolsCapability,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::config::Surface;
@@ -291,6 +293,11 @@ impl ServerHandler for Server {
 /// The JSON-RPC code for a cancelled request (the one LSP uses; MCP defines none).
 const REQUEST_CANCELLED: i32 = -32800;
 
+/// Requests read from stdin and not yet answered, at most: past it the server stops reading
+/// until an answer has been written, so a client that does not read cannot make it buffer
+/// without bound. The same number as HTTP's default `--max-concurrent-requests`.
+pub const STDIO_IN_FLIGHT: usize = crate::config::DEFAULT_MAX_CONCURRENT_REQUESTS;
+
 /// Longest wait for the requests in flight when stdio is told to stop.
 const STDIO_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -375,13 +382,14 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     let server = Server::new(service);
     let in_flight = server.in_flight.clone();
-    let running = match event_loop_stdio() {
-        Some(halves) => server.serve(halves).await?,
-        None => {
-            tracing::debug!("stdio through tokio's blocking threads");
-            server.serve(rmcp::transport::stdio()).await?
-        }
-    };
+    let (reader, writer) = event_loop_stdio().unwrap_or_else(|| {
+        tracing::debug!("stdio through tokio's blocking threads");
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    });
+    let transport = AsyncRwTransport::new_server(reader, writer);
+    let running = server
+        .serve(bounded::Bounded::new(transport, STDIO_IN_FLIGHT))
+        .await?;
     let stop = running.cancellation_token();
     tokio::spawn(async move {
         shutdown_signal().await;
@@ -398,10 +406,8 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The halves of stdio as the runtime's event loop reads and writes them.
-#[cfg(unix)]
+/// The halves of stdio, however they are read and written.
 type Reader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
-#[cfg(unix)]
 type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 
 /// stdin and stdout read and written by the runtime's own event loop, when each is a pipe (what
@@ -464,7 +470,7 @@ fn event_loop_stdio() -> Option<(Reader, Writer)> {
 }
 
 #[cfg(not(unix))]
-fn event_loop_stdio() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
+fn event_loop_stdio() -> Option<(Reader, Writer)> {
     None
 }
 
