@@ -329,15 +329,26 @@ pub fn run(cli: Cli, started: fn()) -> ExitCode {
 }
 
 fn init_logging(filter: Option<&str>, default: &str) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{EnvFilter, Layer as _, filter};
     let filter = filter
         .map(str::to_owned)
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| default.to_owned());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+    // rmcp logs whole messages (a tool's arguments, secrets and file contents among them) at
+    // debug and trace, and client notifications at info. Whatever the filter asks for, its
+    // events pass only from info up, and none that carries a message.
+    let no_bodies = filter::filter_fn(|meta| {
+        !meta.target().starts_with("rmcp")
+            || (*meta.level() <= tracing::Level::INFO
+                && meta.fields().field("notification").is_none())
+    });
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .try_init();
+        .with_filter(filter::FilterExt::and(EnvFilter::new(filter), no_bodies));
+    let _ = tracing_subscriber::registry().with(layer).try_init();
 }
 
 /// Resolves the configuration and starts the service; on failure, the message and exit code.

@@ -12,7 +12,7 @@ use tokio::io::AsyncWriteExt;
 use crate::support::fake_forge::Reply;
 use crate::support::fixtures::LABEL_ID;
 use crate::support::raw::Raw;
-use crate::support::{FakeForge, Launch};
+use crate::support::{FakeForge, Launch, run};
 
 /// Resident memory of a process, in KiB.
 fn rss_kib(pid: u32) -> u64 {
@@ -277,4 +277,297 @@ async fn control_characters_never_reach_a_path() {
         forge.requests()
     );
     server.stop().await;
+}
+
+/// Secret argument values (an Actions secret, a webhook's secret and authorization header, a
+/// file's content) reach the forge and no log line, at any level.
+#[tokio::test]
+async fn secret_arguments_reach_no_log_line_at_any_level() {
+    const SECRET: &str = "actions-secret-value-4242";
+    const HOOK_SECRET: &str = "hook-signing-secret-4343";
+    const HOOK_HEADER: &str = "Bearer hook-header-4444";
+    const CONTENT: &str = "ZmlsZS1jb250ZW50LTQ1NDU="; // "file-content-4545"
+    for level in ["trace", "debug", "info", "rmcp=trace,forgelens=trace"] {
+        let forge = FakeForge::standard().await;
+        let server = Launch::new(&forge)
+            .token("tok-secret-test")
+            .env("RUST_LOG", level)
+            .full()
+            .start()
+            .await;
+        server
+            .call_ok_or_error(
+                "set_repo_action_secret",
+                json!({"owner": "acme", "repo": "widgets", "secretname": "DEPLOY", "data": SECRET}),
+            )
+            .await;
+        server
+            .call_ok_or_error(
+                "create_repo_hook",
+                json!({"owner": "acme", "repo": "widgets", "type": "forgejo",
+                    "config": {"url": "https://hooks.example/x", "content_type": "json", "secret": HOOK_SECRET},
+                    "authorization_header": HOOK_HEADER}),
+            )
+            .await;
+        server
+            .call_ok_or_error(
+                "create_file",
+                json!({"owner": "acme", "repo": "widgets", "filepath": "a.txt", "content": CONTENT}),
+            )
+            .await;
+        let sent = forge.requests();
+        assert!(
+            sent.iter()
+                .any(|r| String::from_utf8_lossy(&r.raw_body).contains(SECRET)),
+            "the secret reached the forge"
+        );
+        let log = server.log();
+        if level != "info" {
+            assert!(
+                log.contains("DEBUG"),
+                "{level}: the log ran at debug or below"
+            );
+        }
+        for value in [SECRET, HOOK_SECRET, HOOK_HEADER, CONTENT] {
+            assert!(!log.contains(value), "{level}: {value} was logged:\n{log}");
+        }
+        server.stop().await;
+    }
+}
+
+/// A forge (or a proxy) that echoes the `Authorization` header puts the token in its body; the
+/// token is scrubbed from the error the agent gets, the log and a successful result, for the
+/// configured token and for an HTTP client's own.
+#[tokio::test]
+async fn a_token_echoed_by_the_forge_is_scrubbed() {
+    const TOKEN: &str = "echoed-token-0123456789";
+    const CLIENT_TOKEN: &str = "client-token-9876543210";
+    let forge = FakeForge::standard().await;
+    let echo = |token: &str| {
+        Reply::Status(
+            400,
+            json!({"message": format!("bad request; you sent Authorization: token {token}")}),
+        )
+    };
+    forge.route("GET", "/repos/acme/widgets/labels/1", echo(TOKEN));
+    forge.route("GET", "/repos/acme/widgets/labels/2", echo(CLIENT_TOKEN));
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels/3",
+        Reply::Json(json!({"id": 3, "name": format!("token {TOKEN}"), "color": "ffffff"})),
+    );
+    let server = Launch::new(&forge)
+        .token(TOKEN)
+        .env("RUST_LOG", "info")
+        .full()
+        .start()
+        .await;
+    let error = server
+        .read("forgejo://repo/acme/widgets/label/1")
+        .await
+        .unwrap_err();
+    let called = server
+        .call_ok_or_error(
+            "get_repo_label",
+            json!({"owner": "acme", "repo": "widgets", "id": 1}),
+        )
+        .await;
+    let result = server
+        .read("forgejo://repo/acme/widgets/label/3")
+        .await
+        .unwrap();
+    let seen = format!("{error:?} {called:?} {result:?} {}", server.log());
+    assert!(seen.contains("Authorization: token ***"), "{seen}");
+    assert!(!seen.contains(TOKEN), "the token leaked: {seen}");
+    server.stop().await;
+
+    let http = Launch::new(&forge)
+        .env("RUST_LOG", "info")
+        .start_http()
+        .await;
+    let client = http.connect(Some(&format!("Bearer {CLIENT_TOKEN}"))).await;
+    let error = client
+        .read("forgejo://repo/acme/widgets/label/2")
+        .await
+        .unwrap_err();
+    let seen = format!("{error:?} {}", http.log());
+    assert!(seen.contains("Authorization: token ***"), "{seen}");
+    assert!(
+        !seen.contains(CLIENT_TOKEN),
+        "the client's token leaked: {seen}"
+    );
+}
+
+/// A newline in the forge's message cannot start a log line of its own, and does not reach the
+/// agent raw either.
+#[tokio::test]
+async fn forge_text_cannot_forge_a_log_line() {
+    let forge = FakeForge::standard().await;
+    let forged = "nope\n2026-12-01T00:00:00Z  INFO forgelens: all is well";
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels/1",
+        Reply::Status(422, json!({"message": forged})),
+    );
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels/2",
+        Reply::Raw {
+            status: 500,
+            content_type: "text/plain".into(),
+            body: b"\x1b[2Jcleared\x07".to_vec(),
+        },
+    );
+    let server = Launch::new(&forge).env("RUST_LOG", "info").start().await;
+    let error = server
+        .read("forgejo://repo/acme/widgets/label/1")
+        .await
+        .unwrap_err();
+    assert!(error.message.contains("nope\\n2026"), "{}", error.message);
+    let called = server
+        .call_ok_or_error(
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "widgets", "page": 1}),
+        )
+        .await;
+    let _ = called;
+    let error = server
+        .read("forgejo://repo/acme/widgets/label/2")
+        .await
+        .unwrap_err();
+    assert!(
+        error.message.contains("\\u{1b}[2Jcleared"),
+        "{}",
+        error.message
+    );
+    let log = server.log();
+    assert!(
+        log.contains("nope\\n2026"),
+        "the forge's message is logged escaped:\n{log}"
+    );
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("all is well") && !l.contains("nope")),
+        "a forged line:\n{log}"
+    );
+    assert!(!log.contains('\u{1b}'), "an escape reached the log:\n{log}");
+    server.stop().await;
+}
+
+/// Smaller faults: a `Retry-After` date is waited for, a binary error body is described and
+/// not quoted, a broken connection reports no made-up status.
+#[tokio::test]
+async fn retry_dates_binary_bodies_and_broken_connections() {
+    let forge = FakeForge::standard().await;
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels/2",
+        Reply::Raw {
+            status: 500,
+            content_type: "application/octet-stream".into(),
+            body: vec![0x89, b'P', b'N', b'G', 0, 0, 0xff, 0xfe, 0x00, 0x01],
+        },
+    );
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels/3",
+        Reply::Reset {
+            head: b"[{\"id\": 1,".to_vec(),
+        },
+    );
+    let server = Launch::new(&forge).full().start().await;
+    // Routed once the server runs, so that its start-up does not eat into the wait.
+    let soon = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2));
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels/1",
+        Reply::Sequence(vec![
+            Reply::Headers {
+                status: 429,
+                headers: vec![("Retry-After".into(), soon)],
+                body: json!({"message": "slow down"}),
+            },
+            Reply::Json(json!({"id": 1, "name": "bug", "color": "ff0000"})),
+        ]),
+    );
+    let started = std::time::Instant::now();
+    let label = server
+        .read_json("forgejo://repo/acme/widgets/label/1")
+        .await;
+    assert_eq!(label["name"], "bug");
+    // The date's whole seconds: at least one second of waiting, where a misread date waits none.
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    let hits = forge
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/labels/1"))
+        .count();
+    assert_eq!(hits, 2, "one wait, one retry");
+    let binary = server
+        .read("forgejo://repo/acme/widgets/label/2")
+        .await
+        .unwrap_err();
+    assert!(
+        binary.message.contains("10 bytes that are not text"),
+        "{}",
+        binary.message
+    );
+    assert!(!binary.message.contains('\u{fffd}'), "{}", binary.message);
+    let broken = server
+        .call_ok_or_error(
+            "get_repo_label",
+            json!({"owner": "acme", "repo": "widgets", "id": 3}),
+        )
+        .await;
+    assert_eq!(broken.is_error, Some(true));
+    let text = format!("{broken:?}");
+    assert!(text.contains("broke during"), "{text}");
+    assert!(!text.contains("upstream_status"), "{text}");
+    server.stop().await;
+}
+
+/// A token file is checked at start-up: two lines stop the server with a message that does not
+/// show them; a file others can read is warned about, and still used.
+#[cfg(unix)]
+#[tokio::test]
+async fn token_files_are_checked_at_start_up() {
+    use std::os::unix::fs::PermissionsExt;
+    let forge = FakeForge::standard().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("token");
+    let file = path.display().to_string();
+    let url = forge.url();
+    let uri = format!("forgejo://repo/acme/widgets/label/{LABEL_ID}");
+    let read = move |file: String, url: String, uri: String| {
+        tokio::task::spawn_blocking(move || {
+            run(
+                &["read", &uri, "--token-file", &file],
+                &[("FORGEJO_URL", &url)],
+            )
+        })
+    };
+    std::fs::write(&path, "first-line-token\nsecond-line\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let two = read(file.clone(), url.clone(), uri.clone()).await.unwrap();
+    assert_eq!(two.code, 2, "{}", two.stderr);
+    assert!(two.stderr.contains("holds 2 lines"), "{}", two.stderr);
+    assert!(!two.stderr.contains("first-line-token"), "{}", two.stderr);
+    assert!(forge.requests().is_empty(), "nothing was sent");
+
+    std::fs::write(&path, "one-line-token\n").unwrap();
+    let private = read(file.clone(), url.clone(), uri.clone()).await.unwrap();
+    assert_eq!(private.code, 0, "{}", private.stderr);
+    assert!(!private.stderr.contains("chmod"), "{}", private.stderr);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let open = read(file, url, uri).await.unwrap();
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    assert!(
+        open.stderr.contains("can be read by other users") && open.stderr.contains("chmod 600"),
+        "{}",
+        open.stderr
+    );
 }

@@ -342,7 +342,7 @@ impl Client {
                 url = next;
                 continue;
             }
-            let result = self.read(request, response).await;
+            let result = self.read(request, response, token).await;
             tracing::debug!(
                 request = %request.describe(),
                 status = status.as_u16(),
@@ -409,7 +409,7 @@ impl Client {
                 why: "documents are fetched without following redirects",
             });
         }
-        match self.read(&request, response).await?.body {
+        match self.read(&request, response, token).await?.body {
             Body::Text(text) => Ok(text),
             Body::Json(value) => Ok(value.to_string()),
             Body::Empty => Ok(String::new()),
@@ -427,10 +427,14 @@ impl Client {
         url
     }
 
+    /// Reads an answer. Whatever the forge sends is scrubbed of the token the request carried
+    /// before anything else sees it: a proxy or forge that echoes `Authorization` into a body
+    /// must not hand the token to the agent, an error or a log.
     async fn read(
         &self,
         request: &Request,
         mut response: reqwest::Response,
+        token: Option<&Token>,
     ) -> Result<Response, ForgeError> {
         let status = response.status();
         let headers = response.headers().clone();
@@ -438,6 +442,7 @@ impl Client {
             let bytes = read_capped(&mut response, ERROR_BODY_LIMIT, true)
                 .await
                 .unwrap_or_default();
+            let bytes = scrub(bytes, token);
             return Err(ForgeError::Status {
                 status: status.as_u16(),
                 request: request.describe(),
@@ -461,6 +466,7 @@ impl Client {
                 },
                 ReadError::Transport(e) => self.transport_error(request, &e),
             })?;
+        let bytes = scrub(bytes, token);
         let body = if bytes.is_empty() || status == StatusCode::NO_CONTENT {
             Body::Empty
         } else {
@@ -505,9 +511,8 @@ impl Client {
                 detail: error_chain(error),
             }
         } else {
-            ForgeError::Unreadable {
+            ForgeError::Broken {
                 request: request.describe(),
-                status: error.status().map_or(0, |s| s.as_u16()),
                 detail: error_chain(error),
             }
         }
@@ -574,8 +579,35 @@ fn reqwest_method(method: Method) -> reqwest::Method {
     }
 }
 
-/// The forge's own message from an error body (`{"message": …}` and friends), else an excerpt.
+/// `bytes` with every occurrence of the token's text replaced by `***`.
+fn scrub(bytes: Vec<u8>, token: Option<&Token>) -> Vec<u8> {
+    let Some(secret) = token.map(Token::secret).map(str::as_bytes) else {
+        return bytes;
+    };
+    if bytes.windows(secret.len()).all(|w| w != secret) {
+        return bytes;
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes.as_slice();
+    while !rest.is_empty() {
+        if rest.starts_with(secret) {
+            out.extend_from_slice(b"***");
+            rest = &rest[secret.len()..];
+        } else {
+            out.push(rest[0]);
+            rest = &rest[1..];
+        }
+    }
+    out
+}
+
+/// The forge's own message from an error body (`{"message": …}` and friends), else an excerpt;
+/// control characters escaped, so a newline in it cannot start a fake log line.
 fn error_message(status: StatusCode, bytes: &[u8]) -> String {
+    super::printable(&raw_error_message(status, bytes))
+}
+
+fn raw_error_message(status: StatusCode, bytes: &[u8]) -> String {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
         let mut parts = Vec::new();
         if let Some(m) = value
@@ -605,15 +637,19 @@ fn error_message(status: StatusCode, bytes: &[u8]) -> String {
     }
 }
 
-/// The first characters of a body, whitespace folded.
+/// The first characters of a body, whitespace folded and control characters escaped; a body
+/// that is not text is described, not quoted.
 fn excerpt(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => text,
+        _ => return format!("{} bytes that are not text", bytes.len()),
+    };
     let folded: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out: String = folded.chars().take(EXCERPT_CHARS).collect();
     if folded.chars().count() > EXCERPT_CHARS {
         out.push('…');
     }
-    out
+    super::printable(&out)
 }
 
 fn content_type(headers: &HeaderMap) -> String {
@@ -624,16 +660,17 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
-/// `Retry-After` in seconds (the HTTP-date form is not used by Forgejo).
+/// `Retry-After` as seconds or as an HTTP date (a date in the past is no wait at all).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    headers
-        .get(header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_secs)
+    let text = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = httpdate::parse_http_date(text).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// Whether the `Link` header has a `rel="next"` link; `None` without a `Link` header.

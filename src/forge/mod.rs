@@ -116,9 +116,9 @@ impl Request {
         let mut s = format!("{} {}", self.method.as_str(), self.path);
         for (i, (k, v)) in self.query.iter().enumerate() {
             s.push(if i == 0 { '?' } else { '&' });
-            s.push_str(k);
+            s.push_str(&printable(k));
             s.push('=');
-            s.push_str(v);
+            s.push_str(&printable(v));
         }
         s
     }
@@ -192,6 +192,9 @@ pub enum ForgeError {
         status: u16,
         detail: String,
     },
+    /// The connection failed after it was made (reset, broken body): no status to report.
+    #[error("the connection to the forge broke during {request}: {detail}")]
+    Broken { request: String, detail: String },
     #[error("the forge redirected {request} to {location}; {why}")]
     Redirect {
         request: String,
@@ -212,4 +215,17 @@ impl ForgeError {
             _ => None,
         }
     }
+}
+
+/// `text` with each control character written as an escape (`\n`, `\u{1b}`).
+pub(crate) fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| match c {
+            c if c.is_control() => c.escape_default().collect(),
+            c => c.to_string(),
+        })
+        .collect()
 }

@@ -15,6 +15,11 @@ impl Token {
         (!t.is_empty()).then(|| Token(t.to_owned()))
     }
 
+    /// The token's text, for scrubbing it from what the forge sends back.
+    pub(crate) fn secret(&self) -> &str {
+        &self.0
+    }
+
     /// `token <T>`, the value of the `Authorization` header the forge expects.
     pub(crate) fn header_value(&self) -> String {
         format!("token {}", self.0)
