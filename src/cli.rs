@@ -252,6 +252,15 @@ pub struct HttpArgs {
     /// [default: 64].
     #[arg(long, value_name = "N")]
     pub max_concurrent_requests: Option<usize>,
+    /// Seconds a connection gets to send a request's headers, from its opening or its previous
+    /// answer; slow and idle connections are closed after it [env: FORGELENS_HEADER_TIMEOUT]
+    /// [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    pub header_timeout: Option<u64>,
+    /// Connections open at once; more wait to be accepted. Keep it below the descriptor limit
+    /// (`ulimit -n`) [env: FORGELENS_MAX_CONNECTIONS] [default: 512].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
     /// Give clients of revisions before 2026-07-28 a session held in this process (replicas
     /// then need sticky routing) [env: FORGELENS_HTTP_SESSIONS].
     #[arg(long)]
@@ -268,6 +277,8 @@ impl HttpArgs {
             allowed_origins: self.allowed_origins.clone(),
             max_body_bytes: self.max_body_bytes,
             max_concurrent_requests: self.max_concurrent_requests,
+            header_timeout_secs: self.header_timeout,
+            max_connections: self.max_connections,
             sessions: self.sessions,
         }
     }
@@ -284,6 +295,8 @@ impl HttpArgs {
                 self.max_concurrent_requests.is_some(),
                 "--max-concurrent-requests",
             ),
+            (self.header_timeout.is_some(), "--header-timeout"),
+            (self.max_connections.is_some(), "--max-connections"),
             (self.sessions, "--sessions"),
         ]
         .into_iter()

@@ -38,6 +38,8 @@ pub const ALLOWED_ORIGINS_VARS: &[&str] = &["FORGELENS_ALLOWED_ORIGINS"];
 pub const MAX_BODY_BYTES_VARS: &[&str] = &["FORGELENS_MAX_BODY_BYTES"];
 pub const MAX_CONCURRENT_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_CONCURRENT_REQUESTS"];
 pub const SESSIONS_VARS: &[&str] = &["FORGELENS_HTTP_SESSIONS"];
+pub const HEADER_TIMEOUT_VARS: &[&str] = &["FORGELENS_HEADER_TIMEOUT"];
+pub const MAX_CONNECTIONS_VARS: &[&str] = &["FORGELENS_MAX_CONNECTIONS"];
 
 /// Whole-request timeout towards the forge when none is configured, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
@@ -47,6 +49,12 @@ pub const DEFAULT_MAX_UPSTREAM_REQUESTS: u64 = 64;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// MCP requests served at once over HTTP when no limit is configured.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+/// Seconds an HTTP connection gets to send a request's headers, from its opening or from its
+/// previous answer: slow senders and idle keep-alive connections are closed after it.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+/// HTTP connections open at once when no cap is configured; well below the usual descriptor
+/// limit of 1024, so that upstream connections and files still get descriptors.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// `Host` names always accepted: the loopback names, so a local client keeps working whatever
 /// else is allowed. A page of another site cannot make a browser send them (DNS rebinding
 /// changes the address a name resolves to, not the name in `Host`).
@@ -407,6 +415,8 @@ pub struct HttpFlags {
     pub allowed_origins: Option<Vec<String>>,
     pub max_body_bytes: Option<usize>,
     pub max_concurrent_requests: Option<usize>,
+    pub header_timeout_secs: Option<u64>,
+    pub max_connections: Option<usize>,
     pub sessions: bool,
 }
 
@@ -425,6 +435,10 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     pub max_body_bytes: usize,
     pub max_concurrent_requests: usize,
+    /// How long a connection may take to send a request's headers (and may sit idle).
+    pub header_timeout: Duration,
+    /// Connections open at once; past it, new ones wait in the listen queue.
+    pub max_connections: usize,
     /// Give clients of the revisions before 2026-07-28 a session (`Mcp-Session-Id`), which
     /// then lives in this process only; without it every request stands alone.
     pub sessions: bool,
@@ -514,8 +528,21 @@ impl HttpConfig {
             MAX_CONCURRENT_REQUESTS_VARS,
             DEFAULT_MAX_CONCURRENT_REQUESTS,
         )?;
+        let header_timeout = look.count(
+            flags.header_timeout_secs,
+            "--header-timeout",
+            HEADER_TIMEOUT_VARS,
+            DEFAULT_HEADER_TIMEOUT_SECS,
+        )?;
+        let max_connections = count(
+            flags.max_connections,
+            "--max-connections",
+            MAX_CONNECTIONS_VARS,
+            DEFAULT_MAX_CONNECTIONS,
+        )?;
         // A semaphore counts in u32; more requests than that at once is not a limit anyway.
         let max_concurrent_requests = max_concurrent_requests.min(u32::MAX as usize);
+        let max_connections = max_connections.min(u32::MAX as usize);
         Ok(Some(HttpConfig {
             addr,
             remote,
@@ -524,6 +551,8 @@ impl HttpConfig {
             allowed_origins,
             max_body_bytes,
             max_concurrent_requests,
+            header_timeout: Duration::from_secs(header_timeout),
+            max_connections,
             sessions,
         }))
     }

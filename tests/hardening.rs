@@ -571,3 +571,216 @@ async fn token_files_are_checked_at_start_up() {
         open.stderr
     );
 }
+
+/// The `host:port` of an HTTP server's base URL.
+fn authority(http: &crate::support::HttpServer) -> String {
+    http.base.trim_start_matches("http://").to_owned()
+}
+
+/// Reads one HTTP/1.1 response (headers, then a `Content-Length` body) from `stream`.
+async fn read_response(stream: &mut tokio::net::TcpStream) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if bytes.len() >= end + 4 + length {
+                return Ok(text);
+            }
+        }
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut chunk))
+            .await
+            .map_err(|_| std::io::Error::other("no answer within 20 s"))??;
+        if n == 0 {
+            return Err(std::io::Error::other(format!(
+                "closed after {} bytes",
+                bytes.len()
+            )));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Sends `head` (request line and headers, without the blank line) and `body` on a new
+/// connection and returns the response.
+async fn exchange(address: &str, head: &str, body: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!("{head}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_response(&mut stream).await.unwrap()
+}
+
+/// Two `Host` or `Origin` headers, or an absolute-form target naming another host, cannot slip
+/// past the checks against DNS rebinding; a body that is not JSON is a JSON-RPC parse error.
+#[tokio::test]
+async fn ambiguous_targets_and_bodies_are_refused() {
+    let forge = FakeForge::standard().await;
+    let http = Launch::new(&forge).start_http().await;
+    let address = authority(&http);
+    let body = crate::support::initialize_body("2025-06-18");
+    let head = |line: &str, extra: &str| {
+        format!(
+            "{line}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{extra}"
+        )
+    };
+    let plain = exchange(
+        &address,
+        &head("POST /mcp HTTP/1.1", &format!("\r\nHost: {address}")),
+        &body,
+    )
+    .await;
+    assert!(plain.starts_with("HTTP/1.1 200"), "{plain}");
+    for (line, extra) in [
+        (
+            "POST /mcp HTTP/1.1".to_owned(),
+            format!("\r\nHost: {address}\r\nHost: evil.example"),
+        ),
+        (
+            "POST /mcp HTTP/1.1".to_owned(),
+            format!(
+                "\r\nHost: {address}\r\nOrigin: http://localhost:6274\r\nOrigin: https://evil.example"
+            ),
+        ),
+        (
+            "POST http://evil.example/mcp HTTP/1.1".to_owned(),
+            format!("\r\nHost: {address}"),
+        ),
+    ] {
+        let answer = exchange(&address, &head(&line, &extra), &body).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "{line} {extra}: {answer}"
+        );
+    }
+    let garbled = exchange(
+        &address,
+        &head("POST /mcp HTTP/1.1", &format!("\r\nHost: {address}")),
+        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ",
+    )
+    .await;
+    assert!(garbled.starts_with("HTTP/1.1 400"), "{garbled}");
+    assert!(garbled.contains("-32700"), "{garbled}");
+}
+
+/// Over `--max-concurrent-requests`, the 503 comes after the body was read, so the client's
+/// next request on the same connection is answered instead of meeting a reset.
+#[tokio::test]
+async fn a_503_keeps_the_connection_usable() {
+    let forge = FakeForge::standard().await;
+    let gate = forge.gate("/orgs/acme/labels");
+    let http = Launch::new(&forge)
+        .arg("--max-concurrent-requests")
+        .arg("1")
+        .start_http()
+        .await;
+    let server = http.connect(None).await;
+    let held = tokio::spawn(async move {
+        server
+            .call_ok("list_org_labels", json!({"org": "acme"}))
+            .await;
+        server
+    });
+    forge
+        .wait_for("the request holding the only slot", |log| {
+            log.iter().any(|r| r.path == "/orgs/acme/labels")
+        })
+        .await;
+    let address = authority(&http);
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let padding = " ".repeat(256 * 1024);
+    let body = format!("{}{padding}", crate::support::initialize_body("2025-06-18"));
+    for round in 0..3 {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_response(&mut stream)
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            !answer.to_ascii_lowercase().contains("connection: close"),
+            "{answer}"
+        );
+    }
+    stream
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let health = read_response(&mut stream).await.unwrap();
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    gate.add_permits(1);
+    held.await.unwrap().stop().await;
+}
+
+/// Open descriptors of a process.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// Slow senders and idle connections are closed after the header timeout, at most
+/// `--max-connections` are held at once, and a normal request gets through all the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_and_idle_connections_are_closed_and_capped() {
+    const CAP: usize = 40;
+    let forge = FakeForge::standard().await;
+    let http = Launch::new(&forge)
+        .arg("--header-timeout")
+        .arg("1")
+        .arg("--max-connections")
+        .arg(&CAP.to_string())
+        .start_http()
+        .await;
+    let address = authority(&http);
+    let before = open_fds(http.pid());
+    let mut sockets = Vec::new();
+    for i in 0..150 {
+        let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+        if i % 2 == 0 {
+            // Slowloris: headers begun, never finished.
+            socket
+                .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        sockets.push(socket);
+    }
+    let held = open_fds(http.pid()) - before;
+    assert!(
+        held <= CAP,
+        "{held} descriptors for 150 connections at a cap of {CAP}"
+    );
+    // A normal request waits at most for a round of timeouts, not for the attacker to leave.
+    let health = tokio::time::timeout(Duration::from_secs(30), http.get("/healthz"))
+        .await
+        .expect("a normal request is answered while the attack goes on");
+    assert_eq!(health.status(), 200);
+    // Every attacking connection is closed by the server.
+    for (i, socket) in sockets.iter_mut().enumerate() {
+        use tokio::io::AsyncReadExt;
+        let mut byte = [0u8; 64];
+        let closed = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                match socket.read(&mut byte).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "connection {i} is still held");
+    }
+}

@@ -18,7 +18,6 @@
 //! Shutdown (SIGTERM or ctrl-c) stops accepting connections, waits for the requests in flight
 //! (at most [`SHUTDOWN_GRACE`]), then ends rmcp's event streams and sessions.
 
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +30,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
@@ -166,17 +168,82 @@ pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), Htt
         permits,
         config.max_concurrent_requests,
     ));
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(stopping.clone().cancelled_owned())
-        .into_future();
+    let connections = Arc::new(Semaphore::new(connection_cap(config.max_connections)));
+    let graceful = GracefulShutdown::new();
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    // One timer covers a slow sender and an idle keep-alive connection: it runs whenever the
+    // server waits for a request's headers, from the connection's opening or its last answer.
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout);
+    loop {
+        // At the cap, new connections wait in the listen queue instead of taking descriptors.
+        let slot = tokio::select! {
+            slot = connections.clone().acquire_owned() => {
+                slot.expect("the connection semaphore is never closed")
+            }
+            () = stopping.cancelled() => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of descriptors, most likely: back off instead of spinning.
+                    tracing::warn!("cannot accept a connection: {error}");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = stopping.cancelled() => break,
+        };
+        let connection =
+            http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let Err(error) = connection.await {
+                tracing::debug!("connection ended: {error}");
+            }
+        });
+    }
+    drop(listener);
     tokio::select! {
-        result = server => result.map_err(HttpError::Serve)?,
+        () = graceful.shutdown() => {}
         () = past_deadline(stopping) => {
             tracing::warn!("connections still open after the grace period; stopping anyway");
         }
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// How long to wait after a failed `accept` before the next one.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// Descriptors kept free beside the connections: upstream connections, the listener, logs.
+const SPARE_DESCRIPTORS: usize = 128;
+
+/// The connection cap, lowered (with a warning) when the process's descriptor limit would be
+/// reached first: a cap past it would let accepted connections starve everything else.
+fn connection_cap(configured: usize) -> usize {
+    let Some(limit) = descriptor_limit() else {
+        return configured;
+    };
+    let room = limit.saturating_sub(SPARE_DESCRIPTORS).max(1);
+    if configured > room {
+        tracing::warn!(
+            "--max-connections {configured} is beyond what the descriptor limit ({limit}, \
+             ulimit -n) leaves; serving at most {room} connections"
+        );
+        return room;
+    }
+    configured
+}
+
+/// The soft limit on open descriptors, where the system tells it (Linux's /proc).
+fn descriptor_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// The whole application: `/mcp` behind the guard, the probes, and the log layer over all.
@@ -264,22 +331,15 @@ impl Guard {
 }
 
 async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    if let Err(why) = one_target(&request) {
+        return refusal(StatusCode::BAD_REQUEST, format!("Bad Request: {why}"), None);
+    }
     // Only a POST makes the server work. A GET is an event stream that may stay open for
     // minutes (sessions only) and would pin a slot doing nothing.
     let permit = if request.method() == Method::POST {
         match guard.permits.clone().try_acquire_owned() {
             Ok(permit) => Some(permit),
-            Err(_) => {
-                return refusal(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "Service Unavailable: {} requests are already in progress \
-                         (--max-concurrent-requests); retry shortly",
-                        guard.max_concurrent_requests
-                    ),
-                    Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
-                );
-            }
+            Err(_) => return busy(&guard, request).await,
         }
     } else {
         None
@@ -302,6 +362,9 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     let mut mcp_method = "-".to_owned();
     let body = if parts.method == Method::POST {
         match read_capped(&parts.headers, body, guard.max_body_bytes).await {
+            Ok(bytes) if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() => {
+                return parse_error();
+            }
             Ok(bytes) => {
                 mcp_method = peek_method(&bytes);
                 Body::from(bytes)
@@ -335,6 +398,68 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
         None => response,
     };
     response.extensions_mut().insert(Trace { mcp_method, auth });
+    response
+}
+
+/// Refuses a request whose target is ambiguous: the `Host`/`Origin` checks against DNS
+/// rebinding read one `Host` and one `Origin`, so a second of either, or an absolute-form
+/// target naming another authority than `Host` (which a server must prefer to `Host`), would
+/// let a request past them that it was not meant for.
+fn one_target(request: &Request) -> Result<(), &'static str> {
+    let headers = request.headers();
+    if headers.get_all(header::HOST).iter().nth(1).is_some() {
+        return Err("a request carries one Host header, not several");
+    }
+    if headers.get_all(header::ORIGIN).iter().nth(1).is_some() {
+        return Err("a request carries at most one Origin header");
+    }
+    if let Some(authority) = request.uri().authority() {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        if !host.is_some_and(|h| h.eq_ignore_ascii_case(authority.as_str())) {
+            return Err("the request target names another host than the Host header");
+        }
+    }
+    Ok(())
+}
+
+/// The 503 of a POST over `--max-concurrent-requests`. Its body is read first (up to the body
+/// limit): answering before it arrived and then closing would reset the connection under the
+/// client's retry. A body too large to read is answered with `Connection: close` instead.
+async fn busy(guard: &Guard, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let drained = read_capped(&parts.headers, body, guard.max_body_bytes)
+        .await
+        .is_ok();
+    let mut response = refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "Service Unavailable: {} requests are already in progress \
+             (--max-concurrent-requests); retry shortly",
+            guard.max_concurrent_requests
+        ),
+        Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
+    );
+    if !drained {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// A body that is not JSON: 400 with JSON-RPC's parse error, which a client can read whatever
+/// it made of the request.
+fn parse_error() -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32700, "message": "Parse error: the request body is not JSON"},
+    });
+    let mut response = (StatusCode::BAD_REQUEST, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
