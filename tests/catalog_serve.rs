@@ -2,26 +2,18 @@
 //! beside the curated tools, read-only mode, filters, name clashes, request bodies, paging of a
 //! long list, and `--catalog-from-instance` with its cache.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use rmcp::model::PaginatedRequestParams;
 use serde_json::{Value, json};
 
 use crate::support::fake_forge::Reply;
-use crate::support::{FakeForge, Launch, manifest_tools, run};
+use crate::support::{FakeForge, Launch, manifest_tools, run, write_catalog};
 
 const MINI: &str = include_str!("fixtures/mini.swagger.json");
 /// Tools of the mini spec.
 const MINI_TOOLS: usize = 38;
-
-/// Writes the catalog of `spec` in `dir` and returns its path.
-fn write_catalog(dir: &Path, spec: &str) -> PathBuf {
-    let (_, yaml) = forgelens::catalog::generate_text(spec, Default::default()).unwrap();
-    let path = dir.join("catalog.yaml");
-    std::fs::write(&path, yaml).unwrap();
-    path
-}
 
 async fn milestone_forge() -> FakeForge {
     let forge = FakeForge::standard().await;

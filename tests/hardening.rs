@@ -2,8 +2,6 @@
 //! stdio, settings that fail closed, and (in the sections below) connection limits, secrets
 //! kept out of logs and errors, strict answer shapes and control characters in arguments.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
@@ -12,17 +10,8 @@ use tokio::io::AsyncWriteExt;
 use crate::support::fake_forge::Reply;
 use crate::support::fixtures::LABEL_ID;
 use crate::support::raw::Raw;
-use crate::support::{FakeForge, Launch, run};
-
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
+use crate::support::wire::{authority, exchange, open_fds, read_response, rss_kib};
+use crate::support::{FakeForge, Launch, run, write_catalog};
 
 /// A client that writes requests and does not read the answers: the server stops reading
 /// once its requests in flight are full, its memory stays small, and when the client reads
@@ -33,44 +22,14 @@ async fn a_client_that_does_not_read_stops_the_server_reading() {
     let forge = FakeForge::standard().await;
     let mut raw = Raw::start(&forge).await;
     let pid = raw.child.id().unwrap();
-    let mut stdin = raw.stdin.take().unwrap();
-    let written = Arc::new(AtomicUsize::new(0));
-    let writer = {
-        let written = written.clone();
-        tokio::spawn(async move {
-            for id in 1..=SENT {
-                let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
-                stdin
-                    .write_all(format!("{line}\n").as_bytes())
-                    .await
-                    .unwrap();
-                written.fetch_add(1, Ordering::SeqCst);
-            }
-            stdin
-        })
-    };
-    // Poll until the writer has made no progress for half a second: the server has stopped
-    // reading. Finishing instead means it read every request while none was answered.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let (mut last, mut still) = (usize::MAX, 0);
-    while still < 25 {
-        assert!(
-            !writer.is_finished(),
-            "the server read all {SENT} requests while nobody read its answers"
-        );
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the writer never settled"
-        );
-        let now = written.load(Ordering::SeqCst);
-        (last, still) = if now == last {
-            (now, still + 1)
-        } else {
-            (now, 0)
-        };
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(last < SENT, "{last} of {SENT} written");
+    let unread = raw.write_unread(SENT);
+    // Finishing instead of stalling means the server read every request while none was
+    // answered.
+    let written = unread.stalled().await;
+    assert!(
+        written.is_some_and(|n| n < SENT),
+        "the server read all {SENT} requests while nobody read its answers"
+    );
     let rss = rss_kib(pid);
     assert!(rss < 150 * 1024, "the server holds {rss} KiB while blocked");
     // Reading again: every request answered, each once.
@@ -81,7 +40,7 @@ async fn a_client_that_does_not_read_stops_the_server_reading() {
         let id = answer["id"].as_u64().unwrap();
         assert!(seen.insert(id), "request {id} answered twice");
     }
-    let stdin = writer.await.unwrap();
+    let stdin = unread.writer.await.unwrap();
     raw.stdin = Some(stdin);
     assert_eq!(raw.exit_code().await, 0);
 }
@@ -235,13 +194,7 @@ async fn answers_of_the_wrong_shape_are_errors() {
 #[tokio::test]
 async fn control_characters_never_reach_a_path() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, yaml) = forgelens::catalog::generate_text(
-        include_str!("fixtures/mini.swagger.json"),
-        Default::default(),
-    )
-    .unwrap();
-    let catalog = dir.path().join("catalog.yaml");
-    std::fs::write(&catalog, yaml).unwrap();
+    let catalog = write_catalog(dir.path(), include_str!("fixtures/mini.swagger.json"));
     let forge = FakeForge::standard().await;
     let server = Launch::new(&forge)
         .full()
@@ -572,53 +525,6 @@ async fn token_files_are_checked_at_start_up() {
     );
 }
 
-/// The `host:port` of an HTTP server's base URL.
-fn authority(http: &crate::support::HttpServer) -> String {
-    http.base.trim_start_matches("http://").to_owned()
-}
-
-/// Reads one HTTP/1.1 response (headers, then a `Content-Length` body) from `stream`.
-async fn read_response(stream: &mut tokio::net::TcpStream) -> std::io::Result<String> {
-    use tokio::io::AsyncReadExt;
-    let mut bytes = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length = text[..end]
-                .lines()
-                .find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-length")
-                        .then(|| value.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(0);
-            if bytes.len() >= end + 4 + length {
-                return Ok(text);
-            }
-        }
-        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut chunk))
-            .await
-            .map_err(|_| std::io::Error::other("no answer within 20 s"))??;
-        if n == 0 {
-            return Err(std::io::Error::other(format!(
-                "closed after {} bytes",
-                bytes.len()
-            )));
-        }
-        bytes.extend_from_slice(&chunk[..n]);
-    }
-}
-
-/// Sends `head` (request line and headers, without the blank line) and `body` on a new
-/// connection and returns the response.
-async fn exchange(address: &str, head: &str, body: &str) -> String {
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    let request = format!("{head}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-    stream.write_all(request.as_bytes()).await.unwrap();
-    read_response(&mut stream).await.unwrap()
-}
-
 /// Two `Host` or `Origin` headers, or an absolute-form target naming another host, cannot slip
 /// past the checks against DNS rebinding; a body that is not JSON is a JSON-RPC parse error.
 #[tokio::test]
@@ -637,7 +543,8 @@ async fn ambiguous_targets_and_bodies_are_refused() {
         &head("POST /mcp HTTP/1.1", &format!("\r\nHost: {address}")),
         &body,
     )
-    .await;
+    .await
+    .unwrap();
     assert!(plain.starts_with("HTTP/1.1 200"), "{plain}");
     for (line, extra) in [
         (
@@ -655,7 +562,9 @@ async fn ambiguous_targets_and_bodies_are_refused() {
             format!("\r\nHost: {address}"),
         ),
     ] {
-        let answer = exchange(&address, &head(&line, &extra), &body).await;
+        let answer = exchange(&address, &head(&line, &extra), &body)
+            .await
+            .unwrap();
         assert!(
             answer.starts_with("HTTP/1.1 400"),
             "{line} {extra}: {answer}"
@@ -666,7 +575,8 @@ async fn ambiguous_targets_and_bodies_are_refused() {
         &head("POST /mcp HTTP/1.1", &format!("\r\nHost: {address}")),
         "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ",
     )
-    .await;
+    .await
+    .unwrap();
     assert!(garbled.starts_with("HTTP/1.1 400"), "{garbled}");
     assert!(garbled.contains("-32700"), "{garbled}");
 }
@@ -722,13 +632,6 @@ async fn a_503_keeps_the_connection_usable() {
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     gate.add_permits(1);
     held.await.unwrap().stop().await;
-}
-
-/// Open descriptors of a process.
-fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .count()
 }
 
 /// Slow senders and idle connections are closed after the header timeout, at most

@@ -21,6 +21,7 @@ mod http;
 mod labels;
 mod lifecycle;
 mod lint;
+mod load_fault;
 mod paging;
 mod read_only;
 mod request_bodies;

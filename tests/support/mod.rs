@@ -8,6 +8,7 @@ pub mod raw;
 pub mod search_eval;
 pub mod tokens;
 pub mod tool_world;
+pub mod wire;
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -214,6 +215,14 @@ pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+}
+
+/// Writes the catalog of `spec` in `dir` and returns its path.
+pub fn write_catalog(dir: &std::path::Path, spec: &str) -> std::path::PathBuf {
+    let (_, yaml) = forgelens::catalog::generate_text(spec, Default::default()).unwrap();
+    let path = dir.join("catalog.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    path
 }
 
 /// Runs the binary with `args` in a clean environment plus `env`.

@@ -107,3 +107,56 @@ impl Raw {
         status.code().unwrap_or(-1)
     }
 }
+
+/// `tools/list` requests written from a task while nobody reads the answers.
+pub struct Unread {
+    /// How many requests were written so far.
+    pub written: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The writer; it gives stdin back when it has written them all.
+    pub writer: tokio::task::JoinHandle<ChildStdin>,
+}
+
+impl Raw {
+    /// Starts writing `count` `tools/list` requests (ids 1 to `count`) on stdin, which the
+    /// writer holds until it is done.
+    pub fn write_unread(&mut self, count: usize) -> Unread {
+        let mut stdin = self.stdin.take().expect("stdin is open");
+        let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = written.clone();
+        let writer = tokio::spawn(async move {
+            for id in 1..=count {
+                let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+                stdin
+                    .write_all(format!("{line}\n").as_bytes())
+                    .await
+                    .unwrap();
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            stdin
+        });
+        Unread { written, writer }
+    }
+}
+
+impl Unread {
+    /// Polls until the writer has made no progress for half a second (the server stopped
+    /// reading) and returns how many it wrote; `None` when it finished first, or did not settle
+    /// within 20 s.
+    pub async fn stalled(&self) -> Option<usize> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let (mut last, mut still) = (usize::MAX, 0);
+        while still < 25 {
+            if self.writer.is_finished() || tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            let now = self.written.load(std::sync::atomic::Ordering::SeqCst);
+            (last, still) = if now == last {
+                (now, still + 1)
+            } else {
+                (now, 0)
+            };
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Some(last)
+    }
+}
