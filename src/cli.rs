@@ -22,12 +22,7 @@ use crate::{catalog, lint, mcp};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
 #[derive(Debug, Parser)]
-#[command(
-    name = "forgelens",
-    version,
-    about,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "forgelens", version, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -43,6 +38,14 @@ pub enum Command {
     Read {
         /// A forgejo:// URI.
         uri: String,
+        #[command(flatten)]
+        serve: ServeArgs,
+    },
+    /// Print what the server offers: every reachable tool (with the options given, whatever
+    /// the tool surface lists), the resource templates, or the toolsets.
+    List {
+        #[arg(value_enum)]
+        what: ListWhat,
         #[command(flatten)]
         serve: ServeArgs,
     },
@@ -105,10 +108,20 @@ pub struct CheckArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ManifestArgs {
     /// Resource manifest to use instead of the built-in one.
-    #[arg(long, value_name = "FILE", env = "FORGELENS_RESOURCES")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "FORGELENS_RESOURCES",
+        hide_env_values = true
+    )]
     pub resources: Option<PathBuf>,
     /// Tool manifest to use instead of the built-in one.
-    #[arg(long, value_name = "FILE", env = "FORGELENS_TOOLS")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "FORGELENS_TOOLS",
+        hide_env_values = true
+    )]
     pub tools: Option<PathBuf>,
 }
 
@@ -192,7 +205,40 @@ pub struct ServeArgs {
     pub manifests: ManifestArgs,
 }
 
+impl ManifestArgs {
+    /// These, with `outer` (given before the subcommand) filling what these leave out.
+    fn or(self, outer: &ManifestArgs) -> ManifestArgs {
+        ManifestArgs {
+            resources: self.resources.or_else(|| outer.resources.clone()),
+            tools: self.tools.or_else(|| outer.tools.clone()),
+        }
+    }
+}
+
 impl ServeArgs {
+    /// These options, with `outer` (those given before the subcommand) filling what these leave
+    /// out, so that an option works on either side of `read`, `call` or `serve`.
+    fn or(self, outer: &ServeArgs) -> ServeArgs {
+        ServeArgs {
+            url: self.url.or_else(|| outer.url.clone()),
+            token_file: self.token_file.or_else(|| outer.token_file.clone()),
+            read_only: self.read_only || outer.read_only,
+            toolsets: self.toolsets.or_else(|| outer.toolsets.clone()),
+            disabled_tools: self.disabled_tools.or_else(|| outer.disabled_tools.clone()),
+            timeout: self.timeout.or(outer.timeout),
+            max_upstream_requests: self.max_upstream_requests.or(outer.max_upstream_requests),
+            log_level: self.log_level.or_else(|| outer.log_level.clone()),
+            catalog: self.catalog.or_else(|| outer.catalog.clone()),
+            catalog_from_instance: self.catalog_from_instance || outer.catalog_from_instance,
+            cache_dir: self.cache_dir.or_else(|| outer.cache_dir.clone()),
+            cache_ttl_ms: self.cache_ttl_ms.or(outer.cache_ttl_ms),
+            tool_surface: self.tool_surface.or_else(|| outer.tool_surface.clone()),
+            sudo: self.sudo || outer.sudo,
+            max_answer_bytes: self.max_answer_bytes.or(outer.max_answer_bytes),
+            manifests: self.manifests.or(&outer.manifests),
+        }
+    }
+
     fn flags(&self) -> Flags {
         Flags {
             url: self.url.clone(),
@@ -268,6 +314,26 @@ pub struct HttpArgs {
 }
 
 impl HttpArgs {
+    /// These options, with `outer` (given before `serve`) filling what these leave out.
+    fn or(self, outer: &HttpArgs) -> HttpArgs {
+        HttpArgs {
+            http: self.http.or_else(|| outer.http.clone()),
+            allow_remote: self.allow_remote || outer.allow_remote,
+            require_client_token: self.require_client_token || outer.require_client_token,
+            allowed_hosts: self.allowed_hosts.or_else(|| outer.allowed_hosts.clone()),
+            allowed_origins: self
+                .allowed_origins
+                .or_else(|| outer.allowed_origins.clone()),
+            max_body_bytes: self.max_body_bytes.or(outer.max_body_bytes),
+            max_concurrent_requests: self
+                .max_concurrent_requests
+                .or(outer.max_concurrent_requests),
+            header_timeout: self.header_timeout.or(outer.header_timeout),
+            max_connections: self.max_connections.or(outer.max_connections),
+            sessions: self.sessions || outer.sessions,
+        }
+    }
+
     fn flags(&self) -> HttpFlags {
         HttpFlags {
             addr: self.http.clone(),
@@ -304,6 +370,14 @@ impl HttpArgs {
     }
 }
 
+/// What `forgelens list` prints.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ListWhat {
+    Tools,
+    Resources,
+    Toolsets,
+}
+
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]
 pub enum Format {
     #[default]
@@ -316,7 +390,8 @@ pub struct LintArgs {
     #[command(flatten)]
     pub manifests: ManifestArgs,
     /// Also check every upstream request against this Swagger 2.0 spec (the instance's
-    /// `/swagger.v1.json`): each endpoint and method exists, and each query parameter.
+    /// `/swagger.v1.json`): that its endpoint, its method and each of its query parameters
+    /// exist.
     #[arg(long, value_name = "FILE")]
     pub swagger: Option<PathBuf>,
     /// Output format: one line per finding, or a JSON array.
@@ -328,12 +403,39 @@ pub struct LintArgs {
 /// catalog is compiled, before it serves: the binary's moment to have its allocator give back
 /// the memory that compiling used and no longer needs.
 pub fn run(cli: Cli, started: fn()) -> ExitCode {
+    // Options given before the subcommand count as if given after it.
+    let outer = cli.serve;
+    let server_only = |command: &str| {
+        let given = outer.http.http.as_ref().map(|_| "--http");
+        given.or_else(|| outer.http.first_given()).map(|flag| {
+            fail(
+                &format!("{flag} is an option of the HTTP server, not of `{command}`"),
+                2,
+            )
+        })
+    };
     match cli.command {
-        None => serve(&cli.serve, started),
-        Some(Command::Serve(args)) => serve(&args, started),
-        Some(Command::Read { uri, serve }) => read(&uri, &serve),
-        Some(Command::Call { tool, args, serve }) => call(&tool, &args, &serve),
-        Some(Command::ManifestLint(args)) => lint::run(&args),
+        None => serve(&outer, started),
+        Some(Command::Serve(args)) => serve(
+            &ServerArgs {
+                common: args.common.or(&outer.common),
+                http: args.http.or(&outer.http),
+            },
+            started,
+        ),
+        Some(Command::Read { uri, serve }) => {
+            server_only("read").unwrap_or_else(|| read(&uri, &serve.or(&outer.common)))
+        }
+        Some(Command::List { what, serve }) => {
+            server_only("list").unwrap_or_else(|| list(what, &serve.or(&outer.common)))
+        }
+        Some(Command::Call { tool, args, serve }) => {
+            server_only("call").unwrap_or_else(|| call(&tool, &args, &serve.or(&outer.common)))
+        }
+        Some(Command::ManifestLint(mut args)) => {
+            args.manifests = args.manifests.or(&outer.common.manifests);
+            lint::run(&args)
+        }
         Some(Command::Catalog(command)) => {
             init_logging(None, "warn");
             catalog::command::run(&command)
@@ -351,11 +453,15 @@ fn init_logging(filter: Option<&str>, default: &str) {
         .unwrap_or_else(|| default.to_owned());
     // rmcp logs whole messages (a tool's arguments, secrets and file contents among them) at
     // debug and trace, and client notifications at info. Whatever the filter asks for, its
-    // events pass only from info up, and none that carries a message.
+    // events pass only from info up, and none that carries a message. Its warning for each
+    // error answer (a request id and the whole error) goes too: forgelens logs every failed
+    // read or call once, itself.
     let no_bodies = filter::filter_fn(|meta| {
+        let fields = meta.fields();
         !meta.target().starts_with("rmcp")
             || (*meta.level() <= tracing::Level::INFO
-                && meta.fields().field("notification").is_none())
+                && fields.field("notification").is_none()
+                && (fields.field("id").is_none() || fields.field("error").is_none()))
     });
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
@@ -374,6 +480,9 @@ fn start(args: &ServeArgs) -> Result<Service, (String, u8)> {
         .and_then(config::token_file_warning)
     {
         tracing::warn!("{warning}");
+    }
+    for note in &config.notes {
+        tracing::warn!("{note}");
     }
     let mut sources = args.manifests.sources().map_err(|e| (e, 2))?;
     sources.catalog = match &config.catalog {
@@ -458,6 +567,7 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
     started();
     let transport = if http.is_some() { "HTTP" } else { "stdio" };
     tracing::info!(
+        forge = %service.instance(),
         version = env!("CARGO_PKG_VERSION"),
         resources = service.catalog().resources().len(),
         tools = service.catalog().tools().len(),
@@ -501,6 +611,48 @@ fn read(uri: &str, args: &ServeArgs) -> ExitCode {
             )
         }
     }
+}
+
+/// One line per entry, tab-separated, for people and for `grep`/`cut` alike.
+fn list(what: ListWhat, args: &ServeArgs) -> ExitCode {
+    init_logging(args.log_level.as_deref(), "warn");
+    let service = match start(args) {
+        Ok(s) => s,
+        Err((message, code)) => return fail(&message, code),
+    };
+    let catalog = service.catalog();
+    let lines: Vec<String> = match what {
+        ListWhat::Tools => catalog
+            .tools()
+            .iter()
+            .map(|t| {
+                let kind = match (t.annotations.read_only, t.annotations.destructive) {
+                    (true, _) => "read",
+                    (false, true) => "write, destructive",
+                    (false, false) => "write",
+                };
+                format!("{}\t{}\t{kind}\t{}", t.name, t.toolset, t.title)
+            })
+            .collect(),
+        ListWhat::Resources => catalog
+            .resources()
+            .iter()
+            .map(|r| format!("{}\t{}", r.template.as_str(), r.title))
+            .collect(),
+        ListWhat::Toolsets => catalog
+            .toolsets
+            .keys()
+            .map(|name| {
+                let count = catalog
+                    .tools()
+                    .iter()
+                    .filter(|t| &t.toolset == name)
+                    .count();
+                format!("{name}\t{count} tools")
+            })
+            .collect(),
+    };
+    print(&lines.join("\n"))
 }
 
 fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {

@@ -145,6 +145,8 @@ pub struct Config {
     pub sudo: bool,
     /// The most bytes one answer may hold.
     pub max_answer_bytes: usize,
+    /// What the operator should hear at start-up about how the settings were read.
+    pub notes: Vec<String>,
 }
 
 /// The source of the generated tools served beside the curated ones.
@@ -296,10 +298,14 @@ impl Config {
                 .first(URL_VARS)
                 .unwrap_or_else(|| ("default".into(), DEFAULT_URL.into())),
         };
-        let url = parse_url(&url_text).ok_or(ConfigError::Url {
-            name: url_name,
+        let (url, url_notes) = parse_url(&url_text).ok_or(ConfigError::Url {
+            name: url_name.clone(),
             value: url_text.clone(),
         })?;
+        let notes = url_notes
+            .into_iter()
+            .map(|note| format!("{url_name} `{}`: {note}", url_text.trim()))
+            .collect();
         let token = match &flags.token_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| ConfigError::TokenFile {
@@ -401,6 +407,7 @@ impl Config {
             surface,
             sudo: look.flag(flags.sudo, SUDO_VARS)?,
             max_answer_bytes,
+            notes,
         })
     }
 }
@@ -628,16 +635,33 @@ pub fn token_file_warning(path: &std::path::Path) -> Option<String> {
     }
 }
 
-fn parse_url(text: &str) -> Option<Url> {
+/// The instance URL of `text`, and what was assumed or corrected to get it, for the operator.
+fn parse_url(text: &str) -> Option<(Url, Vec<&'static str>)> {
     let text = text.trim();
+    let mut notes = Vec::new();
     // GITEA_HOST is sometimes a bare host name.
     let with_scheme = if text.contains("://") {
         text.to_owned()
     } else {
+        notes.push(
+            "no scheme, so https:// is assumed; write http:// if the forge speaks plain HTTP",
+        );
         format!("https://{text}")
     };
-    let url = Url::parse(&with_scheme).ok()?;
-    (matches!(url.scheme(), "http" | "https") && url.host().is_some()).then_some(url)
+    let mut url = Url::parse(&with_scheme).ok()?;
+    if !(matches!(url.scheme(), "http" | "https") && url.host().is_some()) {
+        return None;
+    }
+    // forgelens adds `/api/v1` itself; kept, every request would go to `/api/v1/api/v1/…`.
+    let path = url.path().trim_end_matches('/');
+    if let Some(base) = path.strip_suffix("/api/v1") {
+        let base = if base.is_empty() { "/" } else { base }.to_owned();
+        url.set_path(&base);
+        notes.push(
+            "the API path /api/v1 is dropped: give the instance's address, forgelens adds it",
+        );
+    }
+    Some((url, notes))
 }
 
 fn parse_bool(text: &str) -> Option<bool> {

@@ -45,9 +45,9 @@ fn render(diagnostics: &[Diagnostic]) -> String {
 /// Why a tool call produced no result.
 #[derive(Debug, Error)]
 pub enum CallError {
-    /// No such tool at all: a protocol error.
-    #[error("unknown tool `{0}`; tools/list shows the tools offered")]
-    Unknown(String),
+    /// No such tool at all: a protocol error. `hint` names the tool it may have meant.
+    #[error("unknown tool `{name}`{hint}; tools/list shows the tools offered")]
+    Unknown { name: String, hint: String },
     /// The tool exists but this server does not offer it.
     #[error("tool `{name}` is not offered: {why}")]
     Refused { name: String, why: String },
@@ -169,6 +169,11 @@ impl Service {
 
     fn offers(&self, meta: Meta) -> bool {
         !self.withheld.contains_key(meta.name())
+    }
+
+    /// The forge's instance URL.
+    pub fn instance(&self) -> &reqwest::Url {
+        self.forge.instance()
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -301,6 +306,12 @@ impl Service {
         Ok(call.finish(response, self.catalog.max_answer_bytes())?)
     }
 
+    /// " (did you mean `x`?)" for the reachable tool nearest to `name`, or nothing.
+    fn nearest_tool(&self, name: &str) -> String {
+        let names = self.catalog.tools().iter().map(|t| t.name.as_str());
+        did_you_mean(name, names.chain(Meta::ALL.iter().map(|m| m.name())))
+    }
+
     /// The tool named `name`, or why it cannot be called.
     fn reachable(&self, name: &str) -> Result<&Tool, CallError> {
         self.catalog
@@ -310,7 +321,10 @@ impl Service {
                     name: name.to_owned(),
                     why: why.clone(),
                 },
-                None => CallError::Unknown(name.to_owned()),
+                None => CallError::Unknown {
+                    name: name.to_owned(),
+                    hint: self.nearest_tool(name),
+                },
             })
     }
 
@@ -555,8 +569,8 @@ pub fn compile_generated(
         .map_err(|findings| findings.iter().map(|f| sources.diagnostic(f)).collect())
 }
 
-/// Removes the tools the configuration does not offer; unknown names are an error that lists
-/// the valid ones.
+/// Removes the tools the configuration does not offer; an unknown name is an error that
+/// suggests the nearest ones.
 fn filter_tools(
     catalog: &mut Catalog,
     config: &Config,
@@ -581,15 +595,19 @@ fn filter_tools(
         .filter(|t| catalog.tool(t).is_none() && Meta::named(t).is_none())
         .collect();
     if !unknown.is_empty() {
-        let valid: Vec<&str> = Meta::ALL
+        let names = || {
+            Meta::ALL
+                .iter()
+                .map(|m| m.name())
+                .chain(catalog.tools().iter().map(|t| t.name.as_str()))
+        };
+        let named: Vec<String> = unknown
             .iter()
-            .map(|m| m.name())
-            .chain(catalog.tools().iter().map(|t| t.name.as_str()))
+            .map(|name| format!("`{name}`{}", did_you_mean(name, names())))
             .collect();
         return Err(StartError::Filter(format!(
-            "unknown tool(s) {} in the disabled tools; valid tools: {}",
-            quoted(unknown.iter().map(|s| s.as_str())),
-            valid.join(", ")
+            "unknown tool(s) in the disabled tools: {}; `forgelens list tools` prints every name",
+            named.join(", ")
         )));
     }
     let mut withheld = HashMap::new();

@@ -161,8 +161,9 @@ async fn pulls_default_to_open_without_descriptions() {
         json!({
             "index": 15, "title": "Faster start-up", "state": "open", "draft": true,
             "merged": false, "author": "bob", "head": "fast-start", "base": "main",
-            "labels": ["kind/bug"], "created_at": "2026-11-20T14:06:00Z",
-            "updated_at": "2026-11-21T09:00:00Z"
+            "labels": ["kind/bug"], "requested_reviewers": [],
+            "created_at": "2026-11-20T14:06:00Z", "updated_at": "2026-11-21T09:00:00Z",
+            "closed_at": null
         })
     );
     let request = only(forge.requests(), "/repos/acme/widgets/pulls");

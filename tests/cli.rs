@@ -109,7 +109,12 @@ fn configuration_errors_exit_2_and_say_what_is_valid() {
     );
     let out = run(&["serve", "--disabled-tools", "list_repo_label"], &[]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("valid tools:"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("did you mean `list_repo_labels`")
+            && out.stderr.contains("forgelens list tools"),
+        "{}",
+        out.stderr
+    );
     let out = run(&["serve"], &[("FORGEJO_READ_ONLY", "perhaps")]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("FORGEJO_READ_ONLY"), "{}", out.stderr);
@@ -246,4 +251,168 @@ async fn call_runs_the_meta_tools_and_surface_options_are_checked() {
         assert_eq!(out.code, 2, "{args:?} {env:?}");
         assert!(out.stderr.contains(named), "{}", out.stderr);
     }
+}
+
+/// Options work before the subcommand as after it; a server-only option before `call` is an
+/// error rather than silently ignored; the help shows no empty environment values.
+#[tokio::test(flavor = "multi_thread")]
+async fn options_work_on_either_side_of_the_subcommand() {
+    let forge = FakeForge::standard().await;
+    let url = forge.url();
+    let create = r#"{"owner":"acme","repo":"widgets","title":"t"}"#;
+    let runs = tokio::task::spawn_blocking(move || {
+        let env = [("FORGEJO_URL", url.as_str())];
+        [
+            run(
+                &["--read-only", "call", "create_issue", "--args", create],
+                &env,
+            ),
+            run(
+                &["call", "create_issue", "--read-only", "--args", create],
+                &env,
+            ),
+            run(
+                &[
+                    "--url",
+                    &url,
+                    "read",
+                    &format!("forgejo://repo/acme/widgets/label/{LABEL_ID}"),
+                ],
+                &[],
+            ),
+            run(&["--http", "127.0.0.1:0", "call", "get_version"], &env),
+            run(&["--help"], &[]),
+        ]
+    })
+    .await
+    .unwrap();
+    let [before, after, url_before, http_before, help] = runs;
+    for refused in [&before, &after] {
+        assert_eq!(refused.code, 1, "{}", refused.stderr);
+        assert!(refused.stderr.contains("read-only"), "{}", refused.stderr);
+    }
+    assert_eq!(url_before.code, 0, "{}", url_before.stderr);
+    assert!(url_before.stdout.contains(&LABEL_ID.to_string()));
+    assert_eq!(http_before.code, 2, "{}", http_before.stderr);
+    assert!(
+        http_before
+            .stderr
+            .contains("--http is an option of the HTTP server"),
+        "{}",
+        http_before.stderr
+    );
+    assert!(forge.requests().iter().all(|r| r.method == "GET"));
+    assert!(!help.stdout.contains("=]"), "{}", help.stdout);
+    let lint = run(&["manifest-lint", "--help"], &[]);
+    assert!(
+        lint.stdout.contains("query parameters exist"),
+        "{}",
+        lint.stdout
+    );
+}
+
+/// The forge URL is named at start-up; a URL without a scheme, or one that ends in `/api/v1`,
+/// is explained instead of failing obscurely.
+#[tokio::test(flavor = "multi_thread")]
+async fn forge_url_mistakes_are_explained() {
+    let forge = FakeForge::standard().await;
+    let url = forge.url();
+    let bare = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let uri = format!("forgejo://repo/acme/widgets/label/{LABEL_ID}");
+    let runs = tokio::task::spawn_blocking(move || {
+        [
+            run(&["read", &uri], &[("FORGEJO_URL", &bare)]),
+            run(
+                &["read", &uri],
+                &[(
+                    "FORGEJO_URL",
+                    &format!("{}/api/v1/", url.trim_end_matches('/')),
+                )],
+            ),
+        ]
+    })
+    .await
+    .unwrap();
+    let [no_scheme, api_path] = runs;
+    assert_ne!(no_scheme.code, 0);
+    assert!(
+        no_scheme.stderr.contains("https:// is assumed"),
+        "{}",
+        no_scheme.stderr
+    );
+    assert!(
+        no_scheme.stderr.contains("use an http:// URL"),
+        "{}",
+        no_scheme.stderr
+    );
+    assert_eq!(api_path.code, 0, "{}", api_path.stderr);
+    assert!(
+        api_path.stderr.contains("/api/v1 is dropped"),
+        "{}",
+        api_path.stderr
+    );
+    let server = crate::support::Launch::new(&forge)
+        .env("RUST_LOG", "info")
+        .start()
+        .await;
+    assert!(
+        server.log().contains(&format!("forge={}", forge.url())),
+        "{}",
+        server.log()
+    );
+    server.stop().await;
+}
+
+/// `forgelens list` prints what is offered, and a misspelt tool name gets a suggestion, not a
+/// list of every name.
+#[test]
+fn list_and_did_you_mean() {
+    let tools = run(&["list", "tools"], &[]);
+    assert_eq!(tools.code, 0, "{}", tools.stderr);
+    assert!(
+        tools
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("create_issue\tissues\twrite"))
+    );
+    let read_only = run(&["--read-only", "list", "tools"], &[]);
+    assert!(read_only.stdout.contains("list_repo_issues\t"));
+    assert!(
+        !read_only.stdout.contains("create_issue\t"),
+        "{}",
+        read_only.stdout
+    );
+    let resources = run(&["list", "resources"], &[]);
+    assert!(
+        resources
+            .stdout
+            .contains("forgejo://repo/{owner}/{repo}/label/{id}\t"),
+        "{}",
+        resources.stdout
+    );
+    let toolsets = run(&["list", "toolsets"], &[]);
+    assert!(toolsets.stdout.lines().any(|l| l.starts_with("issues\t")));
+
+    let call = run(&["call", "list_repo_isues"], &[]);
+    assert_eq!(call.code, 1);
+    assert!(
+        call.stderr.contains("did you mean `list_repo_issues`"),
+        "{}",
+        call.stderr
+    );
+    let disabled = run(&["list", "tools", "--disabled-tools", "get_isue"], &[]);
+    assert_eq!(disabled.code, 2);
+    assert!(
+        disabled.stderr.contains("did you mean `get_issue`"),
+        "{}",
+        disabled.stderr
+    );
+    assert!(
+        !disabled.stderr.contains("list_org_labels"),
+        "{}",
+        disabled.stderr
+    );
 }

@@ -134,3 +134,70 @@ fn the_surface_doc_gives_a_reason_for_each_core_tool() {
         "docs/tool-surface.md and the core list of tools.yaml"
     );
 }
+
+/// The Rust version the README and `Cargo.toml` promise is the newest any locked dependency
+/// declares (a lower one fails to build), and the install command builds with the lock file.
+#[test]
+fn the_stated_rust_version_is_the_true_minimum() {
+    let manifest = std::fs::read_to_string("Cargo.toml").unwrap();
+    let declared = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_owned())
+        .expect("Cargo.toml declares rust-version");
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    assert!(
+        readme.contains(&format!("With the Rust toolchain ({declared} or newer)")),
+        "README states another minimum than Cargo.toml's {declared}"
+    );
+    assert!(
+        readme.contains("cargo install --locked --path ."),
+        "the install command uses the lock file"
+    );
+    // The newest `rust-version` among the locked packages found in cargo's registry sources.
+    let version = |text: &str| -> Vec<u32> {
+        text.split('.')
+            .filter_map(|p| p.parse().ok())
+            .take(2)
+            .collect()
+    };
+    let lock = std::fs::read_to_string("Cargo.lock").unwrap();
+    let home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
+    let registries: Vec<_> = std::fs::read_dir(format!("{home}/registry/src"))
+        .map(|dirs| dirs.flatten().map(|d| d.path()).collect())
+        .unwrap_or_default();
+    let mut newest: Option<(Vec<u32>, String)> = None;
+    for block in lock.split("[[package]]") {
+        let field = |name: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} = \"")))
+                .map(|v| v.trim_end_matches('"').to_owned())
+        };
+        let (Some(name), Some(ver)) = (field("name"), field("version")) else {
+            continue;
+        };
+        for registry in &registries {
+            let Ok(text) =
+                std::fs::read_to_string(registry.join(format!("{name}-{ver}/Cargo.toml")))
+            else {
+                continue;
+            };
+            if let Some(rv) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("rust-version = "))
+                .map(|v| v.trim_matches('"').to_owned())
+                && newest.as_ref().is_none_or(|(n, _)| version(&rv) > *n)
+            {
+                newest = Some((version(&rv), format!("{name} {ver} needs {rv}")));
+            }
+        }
+    }
+    let (needed, who) = newest.expect("the locked packages' sources are in cargo's registry");
+    assert_eq!(
+        version(&declared),
+        needed,
+        "{who}; Cargo.toml says {declared}"
+    );
+}

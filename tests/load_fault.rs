@@ -346,7 +346,7 @@ fn expects_success(fault: Fault) -> bool {
 async fn fault_attempt(server: &Server, forge: &FakeForge, i: usize) -> Result<(), String> {
     let fault = FAULTS[i % FAULTS.len()];
     let id = route_for(forge, fault, i);
-    if i / FAULTS.len() % 2 == 0 {
+    if (i / FAULTS.len()).is_multiple_of(2) {
         let read = server
             .read(&format!("forgejo://repo/acme/widgets/label/{id}"))
             .await;
@@ -599,7 +599,7 @@ async fn normal_request(
     http: &HttpServer,
     i: usize,
 ) -> Result<(), String> {
-    let request = if i % 2 == 0 {
+    let request = if i.is_multiple_of(2) {
         client.get(format!("{}/healthz", http.base))
     } else {
         client

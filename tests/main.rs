@@ -5,6 +5,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod answers;
 mod cache;
 mod catalog;
 mod catalog_discovery;
@@ -23,6 +24,7 @@ mod lifecycle;
 mod lint;
 mod load_fault;
 mod paging;
+mod protocol;
 mod read_only;
 mod request_bodies;
 mod secrets;

@@ -65,7 +65,7 @@ pub fn prose(seed: usize, chars: usize) -> String {
     let mut i = seed;
     while out.len() < chars {
         if !out.is_empty() {
-            out.push_str(if i % 3 == 0 { "\n\n" } else { " " });
+            out.push_str(if i.is_multiple_of(3) { "\n\n" } else { " " });
         }
         out.push_str(SENTENCES[i % SENTENCES.len()]);
         i += 1;

@@ -51,6 +51,63 @@ pub fn hints(method: Method, path: &str, has_body: bool, overrides: &Overrides) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tool::Annotations;
+
+    /// `/repos/{owner}/{repo}/pulls/{index}` → `/repos/{}/{}/pulls/{}`: placeholder names differ
+    /// between the manifests and the spec.
+    fn shape(path: &str) -> String {
+        let mut out = String::new();
+        let mut inside = false;
+        for c in path.chars() {
+            match c {
+                '{' => {
+                    inside = true;
+                    out.push_str("{}");
+                }
+                '}' => inside = false,
+                _ if inside => {}
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// A curated tool is as cautious as the generated tool of the same operation where the
+    /// catalog's overrides speak: destructive for every operation listed as destructive, and
+    /// read-only only for a GET or a POST listed as read-only. (The method's own default may be
+    /// relaxed by hand, as for a PATCH that marks a notification read.)
+    #[test]
+    fn curated_tools_follow_the_generated_rules() {
+        let overrides = Overrides::builtin().unwrap();
+        let catalog = crate::service::compile(&crate::manifest::Sources::builtin()).unwrap();
+        let listed = |lines: &[String], method: Method, path: &str| {
+            lines
+                .iter()
+                .filter_map(|l| l.trim().split_once(' '))
+                .any(|(m, p)| Method::parse(m) == Some(method) && shape(p.trim()) == shape(path))
+        };
+        let mut checked = 0;
+        for tool in catalog.tools() {
+            let Some(method) = tool.method() else {
+                continue;
+            };
+            let path = tool.call.path_pattern();
+            let base = Annotations::for_method(Some(method));
+            let actual = &tool.annotations;
+            assert!(
+                !listed(&overrides.destructive, method, &path) || actual.destructive,
+                "{} ({method:?} {path}) must be destructive, as its generated tool is",
+                tool.name
+            );
+            assert!(
+                !actual.read_only || base.read_only || listed(&overrides.read_only, method, &path),
+                "{} ({method:?} {path}) claims to be read-only",
+                tool.name
+            );
+            checked += 1;
+        }
+        assert!(checked > 200, "{checked} tools checked");
+    }
 
     #[test]
     fn only_differences_from_the_method_are_hinted() {

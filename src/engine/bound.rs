@@ -186,7 +186,10 @@ pub fn fit_page(page: PageRequest, sizes: &[usize], room: usize) -> Option<PageR
     let most = fitting.max(1) as u64;
     let limit = match offset {
         0 => most,
-        _ => (1..=most).rev().find(|d| offset % d == 0).unwrap_or(1),
+        _ => (1..=most)
+            .rev()
+            .find(|d| offset.is_multiple_of(*d))
+            .unwrap_or(1),
     };
     // A page of one that does not fit stays a page of one; its item is then cut by `fit`.
     (limit < sizes.len() as u64).then_some(PageRequest {

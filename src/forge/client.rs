@@ -506,10 +506,12 @@ impl Client {
                 seconds: self.options.timeout.as_secs(),
             }
         } else if error.is_connect() {
-            ForgeError::Connect {
-                url,
-                detail: error_chain(error),
+            let mut detail = error_chain(error);
+            // What rustls says when it reads a plain-HTTP answer as TLS.
+            if url.starts_with("https:") && detail.contains("InvalidContentType") {
+                detail.push_str(" (the forge seems to speak plain HTTP here: use an http:// URL)");
             }
+            ForgeError::Connect { url, detail }
         } else {
             ForgeError::Broken {
                 request: request.describe(),

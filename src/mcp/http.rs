@@ -392,7 +392,13 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
         body
     };
     parts.extensions.insert(settled);
-    let response = next.run(Request::from_parts(parts, body)).await;
+    let deleting = parts.method == Method::DELETE;
+    let mut response = next.run(Request::from_parts(parts, body)).await;
+    // rmcp answers a session's DELETE with 202, which clients of the older revisions (both
+    // Python SDKs among them) read as a failure: the session is gone, so say 204.
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
     let mut response = match permit {
         Some(permit) => hold_until_sent(response, permit),
         None => response,

@@ -13,10 +13,12 @@ pub mod http;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorCode,
-    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ResourcesCapability, ServerCapabilities, ServerConfig, ToolsCapability,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -98,7 +100,74 @@ const CORE_INSTRUCTIONS: &str = " The tools listed are the common ones; many mor
 When none fits, search_tools finds one for a task in words; run it with call_read_tool \
 (reads) or call_write_tool (changes), as {name, arguments}.";
 
+/// "Method not found: …" for a method forgelens does not serve (rmcp's answer names the method
+/// alone).
+fn not_served(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method}"),
+        None,
+    )
+}
+
 impl ServerHandler for Server {
+    /// rmcp's own negotiation, after refusing an empty protocol version (which it would take).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if request.protocol_version.as_str().trim().is_empty() {
+            return Err(ErrorData::invalid_request(
+                "initialize: protocolVersion is empty; send the revision the client speaks, \
+                 such as 2025-06-18",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    /// A request rmcp could not read: a method forgelens serves whose params do not parse
+    /// (`-32602`, naming what is wrong), or a method it does not serve.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        match malformed_params(&request.method, request.params) {
+            Some(why) => Err(ErrorData::invalid_params(
+                format!("invalid params of {}: {why}", request.method),
+                None,
+            )),
+            None => Err(not_served(&request.method)),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(not_served("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Err(not_served("prompts/get"))
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(not_served("resources/subscribe"))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("forgelens", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("forgelens".to_owned());
@@ -263,10 +332,8 @@ impl ServerHandler for Server {
         {
             Ok(Called::Value(value)) => Ok(convert::tool_success(value).into()),
             Ok(Called::Read(output)) => Ok(convert::read_as_tool(output).into()),
-            Err(CallError::Unknown(name)) => Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool `{name}`; tools/list shows the tools offered, and search_tools finds the rest"
-                ),
+            Err(unknown @ CallError::Unknown { .. }) => Err(ErrorData::invalid_params(
+                format!("{unknown}, and search_tools finds the rest"),
                 None,
             )),
             Err(refused @ CallError::Refused { .. }) => {
@@ -287,6 +354,27 @@ impl ServerHandler for Server {
                 Ok(convert::read_failure(errors, &uri, &error).into())
             }
         }
+    }
+}
+
+/// Why the params of a request of a method forgelens serves do not parse, when they do not
+/// (rmcp then hands it over as a custom request); `None` for any other method.
+fn malformed_params(method: &str, params: Option<serde_json::Value>) -> Option<String> {
+    fn check<T: serde::de::DeserializeOwned>(params: serde_json::Value) -> Option<String> {
+        serde_json::from_value::<T>(params)
+            .err()
+            .map(|e| e.to_string())
+    }
+    let params = params.unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+    match method {
+        "resources/read" => check::<ReadResourceRequestParams>(params),
+        "tools/call" => check::<CallToolRequestParams>(params),
+        "completion/complete" => check::<CompleteRequestParams>(params),
+        "initialize" => check::<InitializeRequestParams>(params),
+        "resources/list" | "resources/templates/list" | "tools/list" => {
+            check::<PaginatedRequestParams>(params)
+        }
+        _ => None,
     }
 }
 
@@ -387,9 +475,19 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
         (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
     });
     let transport = AsyncRwTransport::new_server(reader, writer);
-    let running = server
+    let running = match server
         .serve(bounded::Bounded::new(transport, STDIO_IN_FLIGHT))
-        .await?;
+        .await
+    {
+        Ok(running) => running,
+        // The client left before opening a session (it may only have asked `server/discover`,
+        // or nothing at all): a clean end of input, not a failure.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("stdin closed before a session was opened");
+            return Ok(());
+        }
+        Err(error) => return Err(error.into()),
+    };
     let stop = running.cancellation_token();
     tokio::spawn(async move {
         shutdown_signal().await;

@@ -1,0 +1,289 @@
+//! What the entity answers carry for an agent's next step, through the binary against the tool
+//! world: each field is checked in the resource and in the tool that serve the same entity.
+//! A pointer must resolve, so a field the projection leaves out fails even where its value is
+//! `null`.
+
+use serde_json::{Value, json};
+
+use crate::support::fake_forge::Reply;
+use crate::support::fixtures::load;
+use crate::support::tool_world::{self, tool_fixture};
+use crate::support::{FakeForge, Launch, Server};
+
+const W: &str = "/repos/acme/widgets";
+
+async fn start() -> (FakeForge, Server) {
+    let forge = tool_world::forge().await;
+    let server = Launch::new(&forge).full().start().await;
+    (forge, server)
+}
+
+fn ow(extra: Value) -> Value {
+    let mut args = json!({"owner": "acme", "repo": "widgets"});
+    for (k, v) in extra.as_object().unwrap() {
+        args[k] = v.clone();
+    }
+    args
+}
+
+/// Every `(pointer, value)` holds in `answer`; `what` names the answer in the message.
+fn check(what: &str, answer: &Value, expected: &[(&str, Value)]) {
+    for (pointer, value) in expected {
+        assert_eq!(
+            answer.pointer(pointer),
+            Some(value),
+            "{what}: `{pointer}` in {answer}"
+        );
+    }
+}
+
+/// The top-level keys of the output schema `tools/list` declares for `tool`.
+async fn output_fields(server: &Server, tool: &str) -> Vec<String> {
+    let tools = server.client.list_all_tools().await.unwrap();
+    let tool = tools
+        .iter()
+        .find(|t| t.name == tool)
+        .unwrap_or_else(|| panic!("{tool} is listed"));
+    let schema = tool.output_schema.as_ref().expect("an output schema");
+    schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn an_open_pull_request_says_who_is_asked_where_its_head_lives_and_how_it_was_pushed() {
+    let (_forge, server) = start().await;
+    // Fields both answers name alike; the fixture is an open pull request from a fork.
+    let shared = [
+        ("/is_locked", json!(false)),
+        ("/requested_reviewers", json!(["alice"])),
+        ("/head/repo", json!("bob/widgets")),
+        ("/allow_maintainer_edit", json!(true)),
+        ("/flow", json!(0)),
+        ("/closed_at", Value::Null),
+        ("/merged_by", Value::Null),
+        ("/merge_commit_sha", Value::Null),
+    ];
+    let resource = server.read_json("forgejo://repo/acme/widgets/pr/12").await;
+    check("pr resource", &resource, &shared);
+    check(
+        "pr resource",
+        &resource,
+        &[
+            ("/review_comments_count", json!(1)),
+            ("/comments_count", json!(2)),
+        ],
+    );
+    let tool = server
+        .call_ok("get_pull_request", ow(json!({"index": 12})))
+        .await;
+    check("get_pull_request", &tool, &shared);
+    check("get_pull_request", &tool, &[("/review_comments", json!(1))]);
+    let fields = output_fields(&server, "get_pull_request").await;
+    for field in [
+        "is_locked",
+        "flow",
+        "requested_reviewers",
+        "merged_by",
+        "merge_commit_sha",
+    ] {
+        assert!(fields.iter().any(|f| f == field), "{field} in {fields:?}");
+    }
+
+    // The lists say who is asked to review and when a pull request was closed.
+    let row = [
+        ("/items/0/requested_reviewers", json!(["alice"])),
+        ("/items/0/closed_at", Value::Null),
+    ];
+    let page = server.read_json("forgejo://repo/acme/widgets/pulls").await;
+    check("pulls resource", &page, &row);
+    let page = server
+        .call_ok("list_repo_pull_requests", ow(json!({})))
+        .await;
+    check("list_repo_pull_requests", &page, &row);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_merged_pull_request_says_who_merged_it_into_which_commit() {
+    let (forge, server) = start().await;
+    let mut merged = tool_fixture("pull.json");
+    let mut alice = load("user.json");
+    alice["login"] = json!("alice");
+    for (key, value) in [
+        ("state", json!("closed")),
+        ("is_locked", json!(true)),
+        ("requested_reviewers", json!([])),
+        ("mergeable", json!(false)),
+        ("merged", json!(true)),
+        ("merged_at", json!("2026-11-22T10:15:00Z")),
+        ("closed_at", json!("2026-11-22T10:15:00Z")),
+        ("merged_by", alice),
+        (
+            "merge_commit_sha",
+            json!("4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f"),
+        ),
+    ] {
+        merged[key] = value;
+    }
+    forge.route("GET", &format!("{W}/pulls/12"), Reply::Json(merged));
+    let shared = [
+        ("/state", json!("closed")),
+        ("/is_locked", json!(true)),
+        ("/requested_reviewers", json!([])),
+        ("/merged", json!(true)),
+        ("/closed_at", json!("2026-11-22T10:15:00Z")),
+        ("/merged_by", json!("alice")),
+        (
+            "/merge_commit_sha",
+            json!("4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f"),
+        ),
+    ];
+    let resource = server.read_json("forgejo://repo/acme/widgets/pr/12").await;
+    check("pr resource", &resource, &shared);
+    let tool = server
+        .call_ok("get_pull_request", ow(json!({"index": 12})))
+        .await;
+    check("get_pull_request", &tool, &shared);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_flow_of_a_pull_request_is_told_when_the_forge_sends_it() {
+    let (forge, server) = start().await;
+    // An AGit pull request (Forgejo): pushed to refs/for/main, its head is a pull ref of the
+    // base repository and has no label.
+    let mut agit = tool_fixture("pull.json");
+    agit["flow"] = json!(1);
+    agit["head"]["label"] = json!("");
+    agit["head"]["ref"] = json!("refs/pull/12/head");
+    agit["head"]["repo"] = json!({"id": 21, "full_name": "acme/widgets"});
+    forge.route("GET", &format!("{W}/pulls/12"), Reply::Json(agit));
+    let expected = [("/flow", json!(1)), ("/head/repo", json!("acme/widgets"))];
+    let resource = server.read_json("forgejo://repo/acme/widgets/pr/12").await;
+    check("pr resource", &resource, &expected);
+    let tool = server
+        .call_ok("get_pull_request", ow(json!({"index": 12})))
+        .await;
+    check("get_pull_request", &tool, &expected);
+
+    // Gitea does not send `flow`: the answer says null rather than guess.
+    let mut gitea = tool_fixture("pull.json");
+    gitea.as_object_mut().unwrap().remove("flow");
+    forge.route("GET", &format!("{W}/pulls/12"), Reply::Json(gitea));
+    let tool = server
+        .call_ok("get_pull_request", ow(json!({"index": 12})))
+        .await;
+    check("get_pull_request", &tool, &[("/flow", Value::Null)]);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_repository_says_what_the_token_may_do_which_units_are_on_and_how_to_merge() {
+    let (_forge, server) = start().await;
+    let expected = [
+        (
+            "/permissions",
+            json!({"admin": true, "push": true, "pull": true}),
+        ),
+        ("/clone_url", json!("http://fake/acme/widgets.git")),
+        ("/ssh_url", json!("git@fake:acme/widgets.git")),
+        (
+            "/units",
+            json!({"issues": true, "pull_requests": true, "wiki": true, "releases": true,
+                   "actions": true}),
+        ),
+        (
+            "/merge_styles",
+            json!({"merge": true, "rebase": true, "rebase-merge": true, "squash": true,
+                   "fast-forward-only": false}),
+        ),
+        ("/default_merge_style", json!("merge")),
+        ("/topics", json!(["widgets", "rust"])),
+        ("/language", json!("Rust")),
+        ("/website", json!("https://widgets.example.org")),
+        ("/empty", json!(false)),
+        ("/template", json!(false)),
+    ];
+    let resource = server.read_json("forgejo://repo/acme/widgets").await;
+    check("repo resource", &resource, &expected);
+    let tool = server.call_ok("get_repo", ow(json!({}))).await;
+    check("get_repo", &tool, &expected);
+    // The units and merge styles are grouped, not repeated as the forge's flat flags.
+    for answer in [&resource, &tool] {
+        for flat in [
+            "has_issues",
+            "has_wiki",
+            "allow_merge_commits",
+            "allow_rebase",
+        ] {
+            assert!(answer.get(flat).is_none(), "{flat} in {answer}");
+        }
+    }
+    let fields = output_fields(&server, "get_repo").await;
+    for field in [
+        "permissions",
+        "units",
+        "merge_styles",
+        "default_merge_style",
+    ] {
+        assert!(fields.iter().any(|f| f == field), "{field} in {fields:?}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_issue_says_whether_it_is_locked_and_which_ref_it_is_about() {
+    let (forge, server) = start().await;
+    // The fixture, like most real issues, names no ref and is not locked.
+    let unset = [("/is_locked", json!(false)), ("/ref", json!(""))];
+    let resource = server
+        .read_json("forgejo://repo/acme/widgets/issue/12")
+        .await;
+    check("issue resource", &resource, &unset);
+    let tool = server.call_ok("get_issue", ow(json!({"index": 12}))).await;
+    check("get_issue", &tool, &unset);
+
+    // A locked conversation (only collaborators may comment) about a branch.
+    let mut locked = tool_fixture("issue.json");
+    locked["is_locked"] = json!(true);
+    locked["ref"] = json!("refs/heads/cache-bound");
+    forge.route("GET", &format!("{W}/issues/12"), Reply::Json(locked));
+    let set = [
+        ("/is_locked", json!(true)),
+        ("/ref", json!("refs/heads/cache-bound")),
+    ];
+    let resource = server
+        .read_json("forgejo://repo/acme/widgets/issue/12")
+        .await;
+    check("issue resource", &resource, &set);
+    let tool = server.call_ok("get_issue", ow(json!({"index": 12}))).await;
+    check("get_issue", &tool, &set);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_owner_promises_no_web_address_or_creation_time_the_forge_does_not_send() {
+    let (_forge, server) = start().await;
+    // The forge's organization has neither; a user has both, and get_user gives them.
+    let org = server.read_json("forgejo://owner/acme").await;
+    assert_eq!(org["kind"], "organization");
+    assert_eq!(org["login"], "acme");
+    assert_eq!(org["website"], "https://acme.example.org");
+    let user = server.read_json("forgejo://owner/alice").await;
+    assert_eq!(user["kind"], "user");
+    for answer in [&org, &user] {
+        for key in ["html_url", "created_at"] {
+            assert!(answer.get(key).is_none(), "{key} in {answer}");
+        }
+    }
+    let profile = server
+        .call_ok("get_user", json!({"username": "alice"}))
+        .await;
+    assert_eq!(profile["html_url"], "http://fake/alice");
+    assert_eq!(profile["created_at"], "2024-02-03T10:11:12Z");
+    server.stop().await;
+}

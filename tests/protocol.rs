@@ -1,0 +1,172 @@
+//! Protocol details that clients trip on, through the binary: malformed params are invalid
+//! params, an unserved method says so, an empty protocol version is refused, a clean end of
+//! input before any session is a clean exit, and a session's DELETE answers 204.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::raw::Raw;
+use crate::support::{BIN, FakeForge, Launch, initialize_body};
+
+#[tokio::test]
+async fn malformed_params_are_invalid_params_and_unserved_methods_say_so() {
+    let forge = FakeForge::standard().await;
+    let mut raw = Raw::start(&forge).await;
+    let cases = [
+        (
+            json!({"method": "resources/read", "params": {}}),
+            -32602,
+            "invalid params of resources/read",
+        ),
+        (
+            json!({"method": "resources/read", "params": {"uri": 5}}),
+            -32602,
+            "invalid type",
+        ),
+        (
+            json!({"method": "tools/call", "params": {"name": 5}}),
+            -32602,
+            "invalid params of tools/call",
+        ),
+        (
+            json!({"method": "prompts/list"}),
+            -32601,
+            "Method not found: prompts/list",
+        ),
+        (
+            json!({"method": "prompts/get", "params": {"name": "x"}}),
+            -32601,
+            "Method not found: prompts/get",
+        ),
+        (
+            json!({"method": "no/such/method"}),
+            -32601,
+            "Method not found: no/such/method",
+        ),
+    ];
+    for (i, (mut request, code, message)) in cases.into_iter().enumerate() {
+        let id = 100 + i as u64;
+        request["jsonrpc"] = json!("2.0");
+        request["id"] = json!(id);
+        raw.send(&request.to_string()).await;
+        let answer = raw.answer_to(&json!(id)).await;
+        assert_eq!(answer["error"]["code"], code, "{request}: {answer}");
+        let text = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains(message), "{request}: {answer}");
+    }
+    assert_eq!(raw.exit_code().await, 0);
+}
+
+/// Runs the stdio server on `input` and returns its exit code and stderr.
+async fn stdio_once(forge: &FakeForge, input: &str) -> (i32, String, String) {
+    let mut child = tokio::process::Command::new(BIN)
+        .env_clear()
+        .env("FORGEJO_URL", forge.url())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    let (mut out, mut err) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the server exits")
+        .unwrap();
+    (status.code().unwrap_or(-1), out, err)
+}
+
+#[tokio::test]
+async fn input_that_ends_before_a_session_is_a_clean_exit() {
+    let forge = FakeForge::standard().await;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
+    for input in [String::new(), format!("{discover}\n")] {
+        let (code, _, stderr) = stdio_once(&forge, &input).await;
+        assert_eq!(code, 0, "{input:?}: {stderr}");
+        assert!(!stderr.contains("initialize"), "{input:?}: {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_protocol_version_is_an_invalid_request() {
+    let forge = FakeForge::standard().await;
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let (_, stdout, _) = stdio_once(&forge, &format!("{request}\n")).await;
+    let answer: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("protocolVersion is empty"),
+        "{answer}"
+    );
+    // Over HTTP too.
+    let http = Launch::new(&forge).start_http().await;
+    let response = http.post(&initialize_body(""), &[]).await;
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains("-32600") && text.contains("protocolVersion is empty"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_sessions_delete_answers_204() {
+    let forge = FakeForge::standard().await;
+    let sessions = Launch::new(&forge).arg("--sessions").start_http().await;
+    let opened = sessions.post(&initialize_body("2025-06-18"), &[]).await;
+    let id = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let deleted = reqwest::Client::new()
+        .delete(sessions.url())
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+}
+
+#[tokio::test]
+async fn a_failed_read_is_logged_once() {
+    let forge = FakeForge::standard().await;
+    let server = Launch::new(&forge).start().await;
+    let error = server
+        .read("forgejo://repo/acme/widgets/label/404")
+        .await
+        .unwrap_err();
+    assert_eq!(error.code.0, -32003, "{error:?}");
+    let log = server.log();
+    // The lines a default log level shows (the test's own level adds debug lines).
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| !l.contains(" DEBUG ") && !l.contains(" TRACE "))
+        .filter(|l| l.contains("label/404") || l.contains("labels/404"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("INFO"), "{log}");
+    server.stop().await;
+}
