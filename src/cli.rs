@@ -60,6 +60,10 @@ pub enum Command {
         serve: ServeArgs,
     },
     /// Check the manifests and print every finding.
+    ///
+    /// Checks `resources.yaml` and `tools.yaml` in the working directory, or the files
+    /// --resources / --tools name; either one absent is replaced by the built-in copy. The
+    /// summary line names each file read and marks a built-in copy `(built-in)`.
     ManifestLint(LintArgs),
     /// Generate or check a catalog of tools from a Forgejo or Gitea swagger.
     #[command(subcommand)]

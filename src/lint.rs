@@ -1,5 +1,11 @@
 //! `forgelens manifest-lint`: every finding of the manifests, one per line
-//! (`FILE:LINE:COL: error[FLnnn]: message`) or as a JSON array, then a summary.
+//! (`FILE:LINE:COL: error[FLnnn]: message`) or as a JSON array, then a summary naming the files
+//! read.
+//!
+//! Each manifest is the file `--resources` / `--tools` (or its environment variable) names, else
+//! `resources.yaml` / `tools.yaml` in the working directory, else the copy built into the binary;
+//! the summary marks a built-in copy `(built-in)`, so a clean result never hides which text was
+//! checked.
 //!
 //! With `--swagger`, every upstream request of the compiled catalog is also checked against the
 //! spec: the path exists with that method (FL031), and every query parameter the request can
@@ -16,11 +22,11 @@ use crate::engine::Catalog;
 use crate::engine::request::RequestTemplate;
 use crate::manifest::checks::{self, Code};
 use crate::manifest::diagnostic::did_you_mean;
-use crate::manifest::{Diagnostic, Finding, Pos, Sources};
+use crate::manifest::{Diagnostic, FileId, Finding, Origin, Pos, ReadError, Source, Sources};
 use crate::service;
 
 pub fn run(args: &LintArgs) -> ExitCode {
-    let sources = match args.manifests.sources() {
+    let (sources, files) = match lint_sources(args) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("forgelens: {e}");
@@ -47,11 +53,30 @@ pub fn run(args: &LintArgs) -> ExitCode {
         Ok(catalog) => spec.map_or_else(Vec::new, |spec| against_spec(&catalog, &spec, &sources)),
         Err(d) => d,
     };
-    report(
-        &diagnostics,
-        args.format,
-        &[&sources.resources.name, &sources.tools.name],
-    )
+    report(&diagnostics, args.format, &files)
+}
+
+/// The manifests to lint, and how the summary names each one.
+fn lint_sources(args: &LintArgs) -> Result<(Sources, [String; 2]), ReadError> {
+    let read = |path: Option<&std::path::PathBuf>, file| {
+        Source::from_option_or_working_dir(path.map(|p| p.as_path()), file).map(
+            |(source, origin)| {
+                let label = match origin {
+                    Origin::BuiltIn => format!("{} (built-in)", source.name),
+                    Origin::Given | Origin::WorkingDir => source.name.clone(),
+                };
+                (source, label)
+            },
+        )
+    };
+    let (resources, resources_label) = read(args.manifests.resources.as_ref(), FileId::Resources)?;
+    let (tools, tools_label) = read(args.manifests.tools.as_ref(), FileId::Tools)?;
+    let sources = Sources {
+        resources,
+        tools,
+        catalog: None,
+    };
+    Ok((sources, [resources_label, tools_label]))
 }
 
 /// The findings of checking every upstream request of `catalog` against `spec`.
@@ -184,24 +209,27 @@ fn segment_matches(spec: &str, ours: &str) -> bool {
 }
 
 /// Prints the findings and returns the exit code they call for.
-fn report(diagnostics: &[Diagnostic], format: Format, files: &[&str]) -> ExitCode {
+fn report(diagnostics: &[Diagnostic], format: Format, files: &[String]) -> ExitCode {
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
+    let summary = format!(
+        "{}: {errors} error(s), {warnings} warning(s)",
+        files.join(", ")
+    );
     match format {
         Format::Text => {
             for d in diagnostics {
                 println!("{d}");
             }
-            println!(
-                "{}: {errors} error(s), {warnings} warning(s)",
-                files.join(", ")
-            );
+            println!("{summary}");
         }
         Format::Json => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(diagnostics).expect("diagnostics serialize")
             );
+            // stdout stays one JSON document; which files were read still gets said.
+            eprintln!("{summary}");
         }
     }
     if errors > 0 {

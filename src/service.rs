@@ -578,7 +578,7 @@ fn filter_tools(
     if let Some(toolsets) = &config.toolsets {
         let unknown: Vec<&String> = toolsets
             .iter()
-            .filter(|t| !catalog.toolsets.contains_key(*t))
+            .filter(|t| !catalog.toolsets.keys().any(|known| same_toolset(t, known)))
             .collect();
         if !unknown.is_empty() {
             let valid: Vec<&str> = catalog.toolsets.keys().map(String::as_str).collect();
@@ -629,7 +629,7 @@ fn filter_tools(
         } else if config
             .toolsets
             .as_ref()
-            .is_some_and(|sets| !sets.contains(&tool.toolset))
+            .is_some_and(|sets| !sets.iter().any(|set| same_toolset(set, &tool.toolset)))
         {
             Some(format!(
                 "its toolset `{}` is not among the enabled toolsets",
@@ -665,4 +665,11 @@ fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether two toolset names are one: the same, or one the plural of the other. Curated
+/// toolsets are plural (`issues`, `pulls`, `repos`) and generated ones singular (`issue`,
+/// `pull`, `repo`), so either spelling names both.
+fn same_toolset(a: &str, b: &str) -> bool {
+    a == b || a.strip_suffix('s') == Some(b) || b.strip_suffix('s') == Some(a)
 }

@@ -465,3 +465,36 @@ async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("swagger.v1.json"), "{}", out.stderr);
 }
+
+/// Curated toolsets are plural and generated ones singular; either spelling selects both.
+#[tokio::test]
+async fn a_toolset_is_named_in_either_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = write_catalog(dir.path(), MINI);
+    let forge = FakeForge::standard().await;
+    for spelling in ["issue", "issues"] {
+        let server = Launch::new(&forge)
+            .full()
+            .arg("--catalog")
+            .arg(&catalog.display().to_string())
+            .arg("--toolsets")
+            .arg(spelling)
+            .start()
+            .await;
+        let tools = server.client.list_all_tools().await.unwrap();
+        let names: Vec<&str> = manifest_tools(&tools)
+            .iter()
+            .map(|t| t.name.as_ref())
+            .collect();
+        assert!(names.contains(&"create_issue"), "{spelling}: {names:?}");
+        assert!(
+            names.iter().any(|n| n.starts_with("forgejo_issue_")),
+            "{spelling}: {names:?}"
+        );
+        assert!(
+            !names.contains(&"list_repo_labels"),
+            "{spelling}: {names:?}"
+        );
+        server.stop().await;
+    }
+}

@@ -416,3 +416,155 @@ fn list_and_did_you_mean() {
         disabled.stderr
     );
 }
+
+/// Runs `manifest-lint` in `dir`, in a clean environment plus `env`.
+fn lint_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> crate::support::Run {
+    let output = std::process::Command::new(crate::support::BIN)
+        .current_dir(dir)
+        .env_clear()
+        .envs(env.iter().copied())
+        .arg("manifest-lint")
+        .args(args)
+        .output()
+        .expect("the forgelens binary runs");
+    crate::support::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn lint_reads_the_manifests_of_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let resources = forgelens::manifest::BUILTIN_RESOURCES.replace(
+        "    cache: immutable\n",
+        "    cache: immutable\n    colour: blue\n",
+    );
+    write(&dir, "resources.yaml", &resources);
+    let line = resources
+        .lines()
+        .position(|l| l == "    colour: blue")
+        .unwrap()
+        + 1;
+    let out = lint_in(dir.path(), &[], &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("resources.yaml:{line}:5: error[FL002]: ")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("resources.yaml, tools.yaml (built-in): 1 error(s), 0 warning(s)"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn lint_without_manifests_here_names_the_built_in_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lint_in(dir.path(), &[], &[]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        "resources.yaml (built-in), tools.yaml (built-in): 0 error(s), 0 warning(s)\n"
+    );
+    // JSON keeps stdout one document and says on stderr what was read.
+    let json = lint_in(dir.path(), &["--format", "json"], &[]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json.stdout).unwrap(),
+        serde_json::json!([])
+    );
+    assert!(
+        json.stderr
+            .contains("resources.yaml (built-in), tools.yaml (built-in): 0 error(s)"),
+        "{}",
+        json.stderr
+    );
+}
+
+#[test]
+fn lint_options_and_their_variables_win_over_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir, "resources.yaml", "resources: [\n");
+    write(&dir, "tools.yaml", "tools: [\n");
+    let good = tempfile::tempdir().unwrap();
+    let resources = write(
+        &good,
+        "resources.yaml",
+        forgelens::manifest::BUILTIN_RESOURCES,
+    );
+    let tools = write(&good, "tools.yaml", forgelens::manifest::BUILTIN_TOOLS);
+    let summary = format!("{resources}, {tools}: 0 error(s), 0 warning(s)\n");
+
+    let flags = lint_in(
+        dir.path(),
+        &["--resources", &resources, "--tools", &tools],
+        &[],
+    );
+    assert_eq!(
+        (flags.code, flags.stdout.as_str()),
+        (0, summary.as_str()),
+        "{}",
+        flags.stderr
+    );
+    let env = lint_in(
+        dir.path(),
+        &[],
+        &[
+            ("FORGELENS_RESOURCES", &resources),
+            ("FORGELENS_TOOLS", &tools),
+        ],
+    );
+    assert_eq!(
+        (env.code, env.stdout.as_str()),
+        (0, summary.as_str()),
+        "{}",
+        env.stderr
+    );
+    // Given before the subcommand, too.
+    let output = std::process::Command::new(crate::support::BIN)
+        .current_dir(dir.path())
+        .env_clear()
+        .args([
+            "--tools",
+            &tools,
+            "manifest-lint",
+            "--resources",
+            &resources,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), summary);
+
+    // Only the manifest named is replaced; the other is still read from the directory.
+    let one = lint_in(dir.path(), &["--resources", &resources], &[]);
+    assert_eq!(one.code, 1, "{}", one.stdout);
+    assert!(one.stdout.starts_with("tools.yaml:1:"), "{}", one.stdout);
+    assert!(
+        one.stdout.ends_with(&format!(
+            "{resources}, tools.yaml: 1 error(s), 0 warning(s)\n"
+        )),
+        "{}",
+        one.stdout
+    );
+}
+
+#[test]
+fn lint_refuses_a_manifest_here_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools.yaml")).unwrap();
+    let out = lint_in(dir.path(), &[], &[]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("cannot read tools.yaml in the working directory")
+            && out.stderr.contains("--tools FILE"),
+        "{}",
+        out.stderr
+    );
+}

@@ -201,3 +201,77 @@ fn the_stated_rust_version_is_the_true_minimum() {
         "{who}; Cargo.toml says {declared}"
     );
 }
+
+/// README's "Tried with real clients" is a compatibility matrix: one row per client, saying for
+/// `resources/templates/list` and `resources/read` either ✓, ✗ with the message, or "not tried".
+#[test]
+fn readme_has_a_client_compatibility_matrix() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let heading = "\n## Tried with real clients\n";
+    let start = readme
+        .find(heading)
+        .expect("README has a section \"## Tried with real clients\"");
+    let section = &readme[start + heading.len()..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let cells = |row: &str| -> Vec<String> {
+        row.trim()
+            .trim_start_matches('|')
+            .trim_end_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let header = "| client | version | `resources/templates/list` | `resources/read` | tools (`tools/list` / `tools/call`) | how it was tried (command) | date |";
+    let columns = cells(header).len();
+    let lines: Vec<&str> = section.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == header)
+        .unwrap_or_else(|| panic!("the section has the matrix header row {header}"));
+    assert_eq!(
+        cells(lines.get(at + 1).copied().unwrap_or("")),
+        vec!["---"; columns],
+        "the header row is followed by the separator row"
+    );
+    let rows: Vec<Vec<String>> = lines[at + 2..]
+        .iter()
+        .take_while(|l| l.trim_start().starts_with('|'))
+        .map(|&l| cells(l))
+        .collect();
+    for row in &rows {
+        assert_eq!(
+            row.len(),
+            columns,
+            "a matrix row has {columns} cells: {row:?}"
+        );
+    }
+    let verdict = |cell: &str| {
+        cell.starts_with('✓')
+            || (cell.starts_with('✗') && cell.chars().count() > 2)
+            || cell == "not tried"
+    };
+    for client in [
+        "MCP Inspector",
+        "MCP Python SDK",
+        "MCP TypeScript SDK",
+        "rmcp",
+        "Claude Code",
+        "Claude Desktop",
+        "Codex",
+        "Cursor",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r[0].starts_with(client))
+            .unwrap_or_else(|| panic!("the matrix has a row for {client}"));
+        for (column, cell) in [
+            ("resources/templates/list", &row[2]),
+            ("resources/read", &row[3]),
+        ] {
+            assert!(
+                verdict(cell.as_str()),
+                "{client}'s {column} cell is ✓, ✗ with the message, or \"not tried\": {cell:?}"
+            );
+        }
+    }
+}

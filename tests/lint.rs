@@ -358,3 +358,36 @@ fn the_shipped_manifests_match_the_forgejo_spec() {
         "{messages:#?}"
     );
 }
+
+#[test]
+fn a_misnamed_list_tool_is_one_finding() {
+    let list = THING
+        .replace(
+            "uri: forgejo://repo/{owner}/thing/{id}",
+            "uri: 'forgejo://repo/{owner}/things{?page,limit}'",
+        )
+        .replace(
+            "{owner: name, id: id}",
+            "{owner: name, page: id, limit: id}",
+        )
+        .replace("/things/{owner}/{id}", "/things/{owner}");
+    let clean = list.replace(
+        "    cache: mutable",
+        "    list: {tool: list_things}\n    cache: mutable",
+    );
+    assert_eq!(lint(&resources(&clean), TOOLS), Vec::new());
+
+    let misnamed = clean.replace("tool: list_things", "tool: list_thing");
+    let findings = lint(&resources(&misnamed), TOOLS);
+    assert_eq!(
+        findings.len(),
+        1,
+        "no FL022 about page/limit: {findings:#?}"
+    );
+    assert_eq!(findings[0].code, checks::UNKNOWN_TOOL);
+    assert!(
+        findings[0].message.contains("did you mean `list_things`?"),
+        "{}",
+        findings[0]
+    );
+}

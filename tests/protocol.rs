@@ -170,3 +170,57 @@ async fn a_failed_read_is_logged_once() {
     assert!(lines[0].contains("INFO"), "{log}");
     server.stop().await;
 }
+
+/// Arguments and answers a model gets wrong get an answer that says what to do: a file's path
+/// given to a directory listing names the tool that reads files; a leading `/` in the escape
+/// hatch's path is explained in words; a fixed page size is described as fixed.
+#[tokio::test]
+async fn mistakes_are_answered_with_what_to_do() {
+    let forge = FakeForge::standard().await;
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/contents/README.md",
+        crate::support::fake_forge::Reply::Json(
+            json!({"type": "file", "name": "README.md", "path": "README.md", "size": 12}),
+        ),
+    );
+    let server = Launch::new(&forge).full().start().await;
+    let listed = server
+        .call_ok_or_error(
+            "list_repo_contents",
+            json!({"owner": "acme", "repo": "widgets", "filepath": "README.md"}),
+        )
+        .await;
+    let text = format!("{:?}", listed.content);
+    assert_eq!(listed.is_error, Some(true), "{text}");
+    assert!(
+        text.contains("names a file") && text.contains("get_file_contents"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("retrying later") && !text.contains("{+filepath}"),
+        "{text}"
+    );
+    let escape = server
+        .call_ok_or_error(
+            "forgejo_api_request",
+            json!({"method": "GET", "path": "/version"}),
+        )
+        .await;
+    let text = format!("{:?}", escape.content);
+    assert!(text.contains("not /repos/acme/widgets"), "{text}");
+    assert!(
+        !text.contains("\\\\x00") && !text.contains("^(?:"),
+        "{text}"
+    );
+    // The complete description, as describe_tools gives it (tools/list shows its first sentence).
+    let described = server
+        .call_ok("describe_tools", json!({"names": ["get_wiki_revisions"]}))
+        .await;
+    let description = described["tools"][0]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(description.contains("50 items per page"), "{description}");
+    assert!(!description.contains("`limit` 1 to 50"), "{description}");
+    server.stop().await;
+}

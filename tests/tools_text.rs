@@ -316,6 +316,10 @@ async fn a_bad_sudo_and_a_list_answered_with_an_object_are_errors() {
         json!({"owner": "acme", "repo": "widgets", "filepath": "README.md"}),
     )
     .await;
-    assert!(text.contains("expected a list, got object"), "{text}");
+    // The manifest says what the caller got wrong, and names the tool that fits.
+    assert!(
+        text.contains("names a file, not a directory") && text.contains("get_file_contents"),
+        "{text}"
+    );
     server.stop().await;
 }

@@ -117,6 +117,20 @@ impl Rule {
         }
     }
 
+    /// What a valid value looks like beside the rule's own description: its limits, without
+    /// the pattern (the description says in words what the pattern says in symbols, and the
+    /// complete schema still gives the pattern).
+    pub fn limits(&self) -> Option<String> {
+        match &self.kind {
+            RuleKind::Text {
+                max_length,
+                values: None,
+                ..
+            } => max_length.map(|m| format!("at most {m} characters")),
+            _ => Some(self.expected()),
+        }
+    }
+
     /// The rule as JSON Schema.
     pub fn schema(&self) -> Map<String, Value> {
         let mut schema = Map::new();

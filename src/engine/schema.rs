@@ -27,12 +27,16 @@ pub enum Check {
 impl Check {
     pub fn check(&self, value: &Value) -> Result<(), String> {
         match self {
-            // The rule's own words say what the value is; the pattern says exactly what passes.
+            // The rule's own words say what the value is, with its limits; a pattern in symbols
+            // would only be noise to whoever reads the error (describe_tools gives it).
             Check::Rule(rule) => rule.check_json(value).map_err(|e| match &rule.description {
-                Some(what) => format!(
-                    "must be {}: {e}",
-                    lowercase_first(what.trim_end_matches('.'))
-                ),
+                Some(what) => {
+                    let what = lowercase_first(what.trim_end_matches('.'));
+                    match rule.limits() {
+                        Some(limits) => format!("must be {what} ({limits})"),
+                        None => format!("must be {what}"),
+                    }
+                }
                 None => format!("must be {e}"),
             }),
             Check::Schema(schema) => schema.check(value),

@@ -103,6 +103,8 @@ pub(crate) struct ToolList {
     pub window: WindowKind,
     /// Only `page` is sent: the forge's page size is fixed (and is `max_limit`).
     pub page_only: bool,
+    /// Why an answer that is not a list is the caller's mistake, when the manifest says.
+    pub not_a_list: Option<String>,
 }
 
 /// MCP tool annotations, derived from the method unless the manifest overrides them.
@@ -542,10 +544,15 @@ impl Call<'_> {
                 None => Some(&body),
             };
             // Something else (a file where a directory was expected): "no items" would hide it.
+            if let (Some(why), false) = (&list.not_a_list, items.is_some_and(Value::is_array)) {
+                return Err(Error::invalid(why.clone()));
+            }
             answer::expect(
                 Expected::List,
                 items,
-                self.tool.call.as_str(),
+                &self
+                    .request()
+                    .map_or_else(|_| self.tool.call.as_str().to_owned(), |r| r.describe()),
                 response.status,
                 "; another tool may fit this target",
             )?;

@@ -14,6 +14,24 @@ pub enum FileId {
     Tools,
 }
 
+impl FileId {
+    /// The manifest's file name, as in the repository root.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            FileId::Resources => "resources.yaml",
+            FileId::Tools => "tools.yaml",
+        }
+    }
+
+    /// The option that names another file for this manifest.
+    pub fn option(self) -> &'static str {
+        match self {
+            FileId::Resources => "--resources",
+            FileId::Tools => "--tools",
+        }
+    }
+}
+
 /// A line and column in one of the manifests (1-based; 0 when unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos {

@@ -2,7 +2,8 @@
 //! with them.
 //!
 //! `resources.yaml` and `tools.yaml` are compiled into the binary; `--resources` / `--tools`
-//! (or `FORGELENS_RESOURCES` / `FORGELENS_TOOLS`) replace them at run time. Parsing yields the
+//! (or `FORGELENS_RESOURCES` / `FORGELENS_TOOLS`) replace them at run time, and
+//! `manifest-lint` also takes them from the working directory. Parsing yields the
 //! raw types of [`raw`]; a YAML or type error becomes a [`Diagnostic`] naming the file, line and
 //! column. This module knows nothing of the engine, the forge or MCP.
 
@@ -30,12 +31,12 @@ pub struct Source {
 impl Source {
     /// The built-in manifest for `file`.
     pub fn builtin(file: FileId) -> Source {
-        let (name, text) = match file {
-            FileId::Resources => ("resources.yaml", BUILTIN_RESOURCES),
-            FileId::Tools => ("tools.yaml", BUILTIN_TOOLS),
+        let text = match file {
+            FileId::Resources => BUILTIN_RESOURCES,
+            FileId::Tools => BUILTIN_TOOLS,
         };
         Source {
-            name: name.to_owned(),
+            name: file.file_name().to_owned(),
             text: text.to_owned(),
         }
     }
@@ -53,6 +54,66 @@ impl Source {
         match path {
             Some(p) => Source::read(p),
             None => Ok(Source::builtin(file)),
+        }
+    }
+
+    /// The file given; else the manifest's file in the working directory when there is one;
+    /// else the built-in one. A file that exists but cannot be read is an error, not a reason
+    /// to fall back: that would check something other than what the user is editing.
+    pub fn from_option_or_working_dir(
+        path: Option<&Path>,
+        file: FileId,
+    ) -> Result<(Source, Origin), ReadError> {
+        let (path, origin) = match path {
+            Some(p) => (p, Origin::Given),
+            None => (Path::new(file.file_name()), Origin::WorkingDir),
+        };
+        match Source::read(path) {
+            Ok(source) => Ok((source, origin)),
+            Err(e) if origin == Origin::WorkingDir && e.kind() == std::io::ErrorKind::NotFound => {
+                Ok((Source::builtin(file), Origin::BuiltIn))
+            }
+            Err(error) => Err(ReadError {
+                path: path.to_owned(),
+                file,
+                origin,
+                error,
+            }),
+        }
+    }
+}
+
+/// Where a manifest's text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The file an option or its environment variable named.
+    Given,
+    /// The manifest's file in the working directory.
+    WorkingDir,
+    /// The copy compiled into the binary.
+    BuiltIn,
+}
+
+/// A manifest file that exists, or was named, but could not be read.
+#[derive(Debug)]
+pub struct ReadError {
+    pub path: std::path::PathBuf,
+    pub file: FileId,
+    pub origin: Origin,
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = self.path.display();
+        match self.origin {
+            Origin::WorkingDir => write!(
+                f,
+                "cannot read {path} in the working directory: {}; make it a readable file, or name the manifest to use with {} FILE",
+                self.error,
+                self.file.option()
+            ),
+            Origin::Given | Origin::BuiltIn => write!(f, "cannot read {path}: {}", self.error),
         }
     }
 }

@@ -415,6 +415,10 @@ pub struct ToolListDef {
     /// `limit` is fixed to that size (`default_limit` = `max_limit`) and not sent.
     #[serde(default)]
     pub page_only: bool,
+    /// What the caller did wrong when the forge answers with something other than a list
+    /// (a file's path given to a directory listing): the call is then refused as invalid
+    /// params with these words, instead of an "unexpected response".
+    pub not_a_list: Option<Spanned<String>>,
 }
 
 /// One tool argument: a rule reference or an inline JSON-Schema-like type.

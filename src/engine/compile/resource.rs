@@ -162,7 +162,9 @@ impl Compiler {
             &mut used,
         );
 
-        if let Some(Shape::List { .. }) = &shape {
+        // Paging consumes `page` and `limit`. Judged by the declaration, not the compiled shape,
+        // so a list that fails to compile (an unknown `tool:`) is not also reported for them.
+        if def.list.is_some() {
             used.extend([PAGE.to_owned(), LIMIT.to_owned()]);
         }
         for var in &vars {

@@ -239,6 +239,7 @@ impl Compiler {
             max_limit,
             window: def.value.window,
             page_only: def.value.page_only,
+            not_a_list: def.value.not_a_list.as_ref().map(|m| m.value.clone()),
         })
     }
 
@@ -405,10 +406,14 @@ fn inline_schema(a: &raw::ArgDef) -> Map<String, Value> {
 fn describe_tool(base: &str, list: Option<&ToolList>) -> String {
     let mut d = base.trim().to_owned();
     if let Some(l) = list {
+        // A forge page of fixed size: `limit` can only be that size, so say so.
+        let limit = match l.page_only {
+            true => format!("{} items per page, the forge's fixed size", l.max_limit),
+            false => format!("`limit` 1 to {} (default {})", l.max_limit, l.default_limit),
+        };
         d.push_str(&format!(
-            " Paged: `page` from 1, `limit` 1 to {} (default {}); the result has `items`, `has_more`, `next_page` \
-             when more remain, and `total_count` when the forge reports it.",
-            l.max_limit, l.default_limit
+            " Paged: `page` from 1, {limit}; the result has `items`, `has_more`, `next_page` \
+             when more remain, and `total_count` when the forge reports it."
         ));
     }
     d
