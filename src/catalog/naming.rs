@@ -84,6 +84,27 @@ impl Domain {
         }
     }
 
+    /// The toolset of the domain's tools: the plural the curated toolsets use (`issues`,
+    /// `pulls`, `repos`), so that one name selects a domain's curated and generated tools.
+    pub fn toolset(self) -> &'static str {
+        match self {
+            Domain::Admin => "admin",
+            Domain::Repo => "repos",
+            Domain::Issue => "issues",
+            Domain::Pull => "pulls",
+            Domain::Release => "releases",
+            Domain::Wiki => "wiki",
+            Domain::Org => "orgs",
+            Domain::Team => "teams",
+            Domain::User => "user",
+            Domain::Actions => "actions",
+            Domain::Hook => "hooks",
+            Domain::Package => "packages",
+            Domain::Notification => "notifications",
+            Domain::Misc => "misc",
+        }
+    }
+
     /// How titles name the domain.
     pub fn title(self) -> &'static str {
         match self {

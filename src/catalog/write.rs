@@ -15,7 +15,7 @@ pub fn to_yaml(generated: &Generated) -> Result<String, CatalogError> {
     let toolsets: IndexMap<&str, &str> = generated
         .domains()
         .into_iter()
-        .map(|d| (d.as_str(), d.description()))
+        .map(|d| (d.toolset(), d.description()))
         .collect();
     let tools: Vec<ToolOut> = generated.tools.iter().map(ToolOut::from).collect();
     // One line per string: folded block scalars would split request lines.
@@ -106,7 +106,7 @@ impl<'a> From<&'a GeneratedTool> for ToolOut<'a> {
         ToolOut {
             name: &t.name,
             title: &t.title,
-            toolset: t.domain.as_str(),
+            toolset: t.domain.toolset(),
             description: &t.description,
             call: &t.call,
             accept: t.accept,
@@ -135,12 +135,12 @@ pub fn inventory(generated: &Generated) -> String {
     let domains = generated.domains();
     for d in &domains {
         let n = generated.tools.iter().filter(|t| t.domain == *d).count();
-        out.push_str(&format!("| `{}` | {n} |\n", d.as_str()));
+        out.push_str(&format!("| `{}` | {n} |\n", d.toolset()));
     }
     for d in domains {
         out.push_str(&format!(
             "\n#### `{}`\n\n| tool | request | hints |\n|---|---|---|\n",
-            d.as_str()
+            d.toolset()
         ));
         for t in generated.tools.iter().filter(|t| t.domain == d) {
             let a = annotations(t);
