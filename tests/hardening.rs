@@ -10,7 +10,7 @@ use tokio::io::AsyncWriteExt;
 use crate::support::fake_forge::Reply;
 use crate::support::fixtures::LABEL_ID;
 use crate::support::raw::Raw;
-use crate::support::wire::{authority, exchange, open_fds, read_response, rss_kib};
+use crate::support::wire::{HeldSlot, authority, exchange, open_fds, read_response, rss_kib};
 use crate::support::{FakeForge, Launch, run, write_catalog};
 
 /// A client that writes requests and does not read the answers: the server stops reading
@@ -586,25 +586,8 @@ async fn ambiguous_targets_and_bodies_are_refused() {
 #[tokio::test]
 async fn a_503_keeps_the_connection_usable() {
     let forge = FakeForge::standard().await;
-    let gate = forge.gate("/orgs/acme/labels");
-    let http = Launch::new(&forge)
-        .arg("--max-concurrent-requests")
-        .arg("1")
-        .start_http()
-        .await;
-    let server = http.connect(None).await;
-    let held = tokio::spawn(async move {
-        server
-            .call_ok("list_org_labels", json!({"org": "acme"}))
-            .await;
-        server
-    });
-    forge
-        .wait_for("the request holding the only slot", |log| {
-            log.iter().any(|r| r.path == "/orgs/acme/labels")
-        })
-        .await;
-    let address = authority(&http);
+    let slot = HeldSlot::start(&forge, Launch::new(&forge)).await;
+    let address = authority(&slot.http);
     let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
     let padding = " ".repeat(256 * 1024);
     let body = format!("{}{padding}", crate::support::initialize_body("2025-06-18"));
@@ -630,8 +613,7 @@ async fn a_503_keeps_the_connection_usable() {
         .unwrap();
     let health = read_response(&mut stream).await.unwrap();
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
-    gate.add_permits(1);
-    held.await.unwrap().stop().await;
+    slot.release().await;
 }
 
 /// Slow senders and idle connections are closed after the header timeout, at most

@@ -18,7 +18,7 @@ use tokio::io::AsyncWriteExt;
 use crate::support::fake_forge::Reply;
 use crate::support::fixtures::LABEL_ID;
 use crate::support::raw::Raw;
-use crate::support::wire::{authority, exchange, open_fds, read_response, rss_kib};
+use crate::support::wire::{HeldSlot, authority, exchange, open_fds, read_response, rss_kib};
 use crate::support::{FakeForge, HttpServer, Launch, Server};
 
 /// The token of scenario a, which the forge echoes and nothing may show.
@@ -732,27 +732,9 @@ async fn posts_on_one_connection(address: String, connection: usize) -> Vec<Stri
 async fn busy_connections_stay_usable() -> Tally {
     let mut tally = Tally::new("e. HTTP 503 on reused connections");
     let forge = FakeForge::standard().await;
-    let gate = forge.gate("/orgs/acme/labels");
-    let http = Launch::new(&forge)
-        .env("RUST_LOG", "info")
-        .arg("--max-concurrent-requests")
-        .arg("1")
-        .start_http()
-        .await;
     // One request holds the only slot until the gate opens.
-    let server = http.connect(None).await;
-    let held = tokio::spawn(async move {
-        server
-            .call_ok("list_org_labels", json!({"org": "acme"}))
-            .await;
-        server
-    });
-    forge
-        .wait_for("the request holding the only slot", |log| {
-            log.iter().any(|r| r.path == "/orgs/acme/labels")
-        })
-        .await;
-    let address = authority(&http);
+    let slot = HeldSlot::start(&forge, Launch::new(&forge).env("RUST_LOG", "info")).await;
+    let address = authority(&slot.http);
     let connections: Vec<_> = (0..REUSE_CONNECTIONS)
         .map(|c| tokio::spawn(posts_on_one_connection(address.clone(), c)))
         .collect();
@@ -764,8 +746,8 @@ async fn busy_connections_stay_usable() -> Tally {
     for why in wrong {
         tally.fail(why);
     }
-    gate.add_permits(1);
-    match tokio::time::timeout(Duration::from_secs(20), held).await {
+    slot.gate.add_permits(1);
+    match tokio::time::timeout(Duration::from_secs(20), slot.held).await {
         Ok(Ok(server)) => server.stop().await,
         Ok(Err(e)) => tally.fail(format!("the held request failed: {e}")),
         Err(_) => tally.fail("the held request did not finish within 20 s".into()),

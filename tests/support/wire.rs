@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::HttpServer;
+use super::{FakeForge, HttpServer, Launch, Server};
 
 /// Resident memory of a process, in KiB.
 pub fn rss_kib(pid: u32) -> u64 {
@@ -69,4 +69,43 @@ pub async fn exchange(address: &str, head: &str, body: &str) -> std::io::Result<
     let request = format!("{head}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
     stream.write_all(request.as_bytes()).await?;
     read_response(&mut stream).await
+}
+
+/// An HTTP server of one request slot (`--max-concurrent-requests 1`) whose slot is held by a
+/// tool call waiting on the gated forge path `/orgs/acme/labels`: every other POST meets a
+/// 503 until the gate opens. The call's task gives its client back when it is answered.
+pub struct HeldSlot {
+    pub http: HttpServer,
+    pub gate: std::sync::Arc<tokio::sync::Semaphore>,
+    pub held: tokio::task::JoinHandle<Server>,
+}
+
+impl HeldSlot {
+    pub async fn start(forge: &FakeForge, launch: Launch) -> HeldSlot {
+        let gate = forge.gate("/orgs/acme/labels");
+        let http = launch
+            .arg("--max-concurrent-requests")
+            .arg("1")
+            .start_http()
+            .await;
+        let server = http.connect(None).await;
+        let held = tokio::spawn(async move {
+            server
+                .call_ok("list_org_labels", serde_json::json!({"org": "acme"}))
+                .await;
+            server
+        });
+        forge
+            .wait_for("the request holding the only slot", |log| {
+                log.iter().any(|r| r.path == "/orgs/acme/labels")
+            })
+            .await;
+        HeldSlot { http, gate, held }
+    }
+
+    /// Opens the gate and ends the held call's client.
+    pub async fn release(self) {
+        self.gate.add_permits(1);
+        self.held.await.unwrap().stop().await;
+    }
 }
