@@ -287,3 +287,128 @@ async fn an_owner_promises_no_web_address_or_creation_time_the_forge_does_not_se
     assert_eq!(profile["created_at"], "2024-02-03T10:11:12Z");
     server.stop().await;
 }
+
+/// The property schemas of `schema` that say nothing (`{}`), by their dotted paths.
+fn untyped(schema: &Value, at: &str, out: &mut Vec<String>) {
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, sub) in props {
+            let path = format!("{at}.{name}");
+            if sub.as_object().is_some_and(|s| s.is_empty()) {
+                out.push(path.clone());
+            }
+            untyped(sub, &path, out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        untyped(items, &format!("{at}[]"), out);
+    }
+}
+
+/// The dotted paths of the leaf properties of `schema`.
+fn leaves(schema: &Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+    match schema.get("properties").and_then(Value::as_object) {
+        Some(props) => props
+            .iter()
+            .for_each(|(name, sub)| leaves(sub, &format!("{at}.{name}"), out)),
+        None => match schema.get("items") {
+            Some(items) if items.get("properties").is_some() => {
+                leaves(items, &format!("{at}[]"), out)
+            }
+            Some(_) => {
+                out.insert(format!("{at}[]"));
+            }
+            None => {
+                out.insert(at.to_owned());
+            }
+        },
+    }
+}
+
+/// The dotted paths of `value` that hold something other than null.
+fn filled(value: &Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                filled(v, &format!("{at}.{k}"), out);
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| filled(v, &format!("{at}[]"), out)),
+        Value::Null => {}
+        _ => {
+            out.insert(at.to_owned());
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_output_schema_types_each_field_and_every_read_answer_fits_its_schema() {
+    let forge = tool_world::forge().await;
+    let server = Launch::new(&forge)
+        .token(crate::support::fake_forge::GOOD_TOKEN)
+        .full()
+        .start()
+        .await;
+    let tools = server.client.list_all_tools().await.unwrap();
+    let mut bare = Vec::new();
+    let mut checked = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut typed = std::collections::BTreeSet::new();
+    for tool in crate::support::manifest_tools(&tools) {
+        let Some(schema) = &tool.output_schema else {
+            continue;
+        };
+        let schema = Value::Object((**schema).clone());
+        untyped(&schema, &tool.name, &mut bare);
+        let readable = tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
+        if !readable {
+            continue;
+        }
+        let required: Vec<String> = tool
+            .input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let args = tool_world::sample_args(&tool.name, &required).unwrap_or_else(|e| panic!("{e}"));
+        let answer = server.call_ok(&tool.name, args).await;
+        let validator = jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("{}: the output schema does not compile: {e}", tool.name));
+        let errors: Vec<String> = validator
+            .iter_errors(&answer)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{} answered outside its output schema: {errors:?}\n{answer}",
+            tool.name
+        );
+        filled(&answer, &tool.name, &mut seen);
+        leaves(&schema, &tool.name, &mut typed);
+        checked += 1;
+    }
+    server.stop().await;
+    // The check has teeth only where the world fills a field: nine in ten must be filled (the
+    // rest are nulls of the fixtures, such as the merge of an open pull request).
+    let unfilled: Vec<&String> = typed
+        .difference(&seen)
+        .filter(|p| !p.ends_with(".next_page"))
+        .collect();
+    assert!(
+        unfilled.len() * 10 < typed.len(),
+        "{} of {} typed fields were never filled: {unfilled:?}",
+        unfilled.len(),
+        typed.len()
+    );
+    assert!(bare.is_empty(), "fields announced without a type: {bare:?}");
+    assert!(checked > 100, "only {checked} read tools were checked");
+}

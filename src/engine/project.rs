@@ -34,6 +34,10 @@ use thiserror::Error;
 
 use super::request::Args;
 
+mod shape;
+
+pub use shape::{FieldType, ShapeError};
+
 /// Everything an expression may read.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {

@@ -71,6 +71,9 @@ pub struct Tool {
     pub(crate) text: Option<TextSpec>,
     pub(crate) secrets: Vec<JsonPath>,
     pub(crate) project: Projection,
+    /// The JSON Schema of one result (of one item, for a list), from the projection and the
+    /// manifest's field types.
+    pub(crate) item_schema: Value,
     pub annotations: Annotations,
     /// How the answer is read.
     pub(crate) accept: Accept,
@@ -233,16 +236,7 @@ impl Tool {
     /// The JSON Schema of the structured result, for a list or a GET; built like
     /// [`Tool::input_schema`].
     pub fn output_schema(&self) -> Option<Map<String, Value>> {
-        let (method, list, project) = (self.call.method.fixed(), self.list.as_ref(), &self.project);
-        let object = |p: &Projection| {
-            let mut s = json!({"type": "object"});
-            if !p.is_identity() {
-                let props: Map<String, Value> =
-                    p.field_names().map(|f| (f.to_owned(), json!({}))).collect();
-                s["properties"] = Value::Object(props);
-            }
-            s
-        };
+        let (method, list) = (self.call.method.fixed(), self.list.as_ref());
         let schema = match (list, method) {
             (Some(_), _) => json!({
                 "type": "object",
@@ -252,11 +246,11 @@ impl Tool {
                     "total_count": {"type": "integer", "description": "Only when the forge reports it."},
                     "has_more": {"type": "boolean"},
                     "next_page": {"type": "integer"},
-                    "items": {"type": "array", "items": object(project)},
+                    "items": {"type": "array", "items": self.item_schema},
                 },
                 "required": ["page", "limit", "has_more", "items"],
             }),
-            (None, Some(Method::Get)) => object(project),
+            (None, Some(Method::Get)) => self.item_schema.clone(),
             (None, _) => return None,
         };
         match schema {

@@ -85,6 +85,10 @@ pub struct ToolManifest {
     /// Toolset name → one-line description.
     #[serde(default)]
     pub toolsets: IndexMap<String, String>,
+    /// The JSON type of each projected field, by the field's own name (`number: integer`,
+    /// `labels: [string]`): what the tools' output schemas announce.
+    #[serde(default)]
+    pub field_types: IndexMap<String, Spanned<String>>,
     #[serde(default)]
     pub tools: Vec<ToolDef>,
     /// The tools `--tool-surface core` lists by name; the rest are reached through the
@@ -385,6 +389,9 @@ pub struct ToolDef {
     pub secrets: Vec<Spanned<String>>,
     /// Fields of the result (for a list: of each item).
     pub project: Option<Projection>,
+    /// Types of this tool's fields that differ from the manifest's `field_types`.
+    #[serde(default)]
+    pub field_types: IndexMap<String, Spanned<String>>,
     /// Overrides of the annotations derived from the method.
     pub annotations: Option<AnnotationsDef>,
     /// How the answer is read (default: JSON).

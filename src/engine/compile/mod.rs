@@ -11,7 +11,7 @@
 mod resource;
 mod tool;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -20,7 +20,7 @@ use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
 use super::param::{Rule, RuleKind};
-use super::project::{Expr, ExprError, Field, Projection};
+use super::project::{Expr, ExprError, Field, FieldType, Projection};
 use super::render::Renderer;
 use super::request::RequestTemplate;
 use super::text::TextSpec;
@@ -56,6 +56,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     let errors = c.errors(&manifests.resources.errors);
     let defaults = Defaults::from(&manifests.resources.defaults, &mut c);
     let toolsets = manifests.tools.toolsets.clone();
+    c.field_types = c.field_type_table(&manifests.tools.field_types);
     let mut tools = Vec::new();
     let mut tool_index = HashMap::new();
     for def in &manifests.tools.tools {
@@ -72,6 +73,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
             tools.push(tool);
         }
     }
+    c.unused_field_types(&manifests.tools.field_types);
     let tools_ref = ToolRefs {
         tools: &tools,
         index: &tool_index,
@@ -259,6 +261,9 @@ impl Compiler {
 struct Compiler {
     findings: Vec<Finding>,
     rules: IndexMap<String, Arc<Rule>>,
+    /// The manifest's `field_types`, and which of them a tool's projection asked for.
+    field_types: HashMap<String, FieldType>,
+    field_types_used: HashSet<String>,
 }
 
 impl Compiler {

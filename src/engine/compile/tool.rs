@@ -1,6 +1,8 @@
 //! Compiling tools: arguments and where they go, paging, text answers and annotations. The
 //! schemas announced in `tools/list` are derived from the result (see `engine::tool`).
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 use std::sync::LazyLock;
 
@@ -9,7 +11,7 @@ use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
 use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_SUMMARY, MAX_TOOL_NAME};
-use crate::engine::project::Projection;
+use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
@@ -130,6 +132,10 @@ impl Compiler {
                     .any(|l| l.as_deref() == Some(arg.name.as_str()));
             }
         }
+        let local_types = self.field_type_table(&def.field_types);
+        let item_schema = project
+            .as_ref()
+            .and_then(|p| self.item_schema(def, p, &local_types));
         let secrets = self.secrets(file, &def.secrets);
         let call = call?;
         let mut annotations = Annotations::for_method(call.method.fixed());
@@ -169,6 +175,7 @@ impl Compiler {
             return None;
         }
         let project = project?;
+        let item_schema = item_schema?;
         Some(Tool {
             name: name.clone(),
             pos: Pos::of(file, &def.call),
@@ -183,6 +190,7 @@ impl Compiler {
             text,
             secrets,
             project,
+            item_schema,
             annotations,
             accept: match def.accept {
                 None | Some(AcceptDef::Json) => Accept::Json,
@@ -192,6 +200,83 @@ impl Compiler {
             via: None,
             generated: false,
         })
+    }
+
+    /// Parses a `field_types` map; a bad type name is a finding.
+    pub(super) fn field_type_table(
+        &mut self,
+        defs: &IndexMap<String, Spanned<String>>,
+    ) -> HashMap<String, FieldType> {
+        let mut table = HashMap::new();
+        for (name, text) in defs {
+            match text.value.parse() {
+                Ok(ty) => {
+                    table.insert(name.clone(), ty);
+                }
+                Err(message) => self.push(
+                    Pos::of(FileId::Tools, text),
+                    checks::FIELD_TYPE,
+                    format!("field type of `{name}`: {message}"),
+                ),
+            }
+        }
+        table
+    }
+
+    /// The schema of one result (or list item) of tool `name`: `local` types first, then the
+    /// manifest's.
+    fn item_schema(
+        &mut self,
+        def: &raw::ToolDef,
+        project: &Projection,
+        local: &HashMap<String, FieldType>,
+    ) -> Option<Value> {
+        let name = &def.name.value;
+        let (global, used) = (&self.field_types, &mut self.field_types_used);
+        let mut types = |field: &str| match local.get(field) {
+            Some(ty) => Some(ty.clone()),
+            None => {
+                let ty = global.get(field).cloned();
+                if ty.is_some() {
+                    used.insert(field.to_owned());
+                }
+                ty
+            }
+        };
+        match project.schema(&mut types) {
+            Ok(schema) => Some(schema),
+            Err(errors) => {
+                for e in errors {
+                    // At the top-level field the error is about (nested fields are inside it).
+                    let top = e.field.split('.').next().unwrap_or_default();
+                    let pos = match def.project.as_ref().and_then(|p| p.get(top)) {
+                        Some(field) => Pos::of(FileId::Tools, field),
+                        None => Pos::of(FileId::Tools, &def.name),
+                    };
+                    self.push(
+                        pos,
+                        checks::FIELD_TYPE,
+                        format!("tool `{name}`, field `{}`: {}", e.field, e.message),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// A declared field type no tool's projection uses is a leftover or a misspelling.
+    pub(super) fn unused_field_types(&mut self, defs: &IndexMap<String, Spanned<String>>) {
+        for (name, text) in defs {
+            if !self.field_types_used.contains(name) && self.field_types.contains_key(name) {
+                self.push(
+                    Pos::of(FileId::Tools, text),
+                    checks::FIELD_TYPE,
+                    format!(
+                        "field type `{name}` is declared but no tool projects a field of that name"
+                    ),
+                );
+            }
+        }
     }
 
     fn tool_list(

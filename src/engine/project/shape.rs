@@ -1,0 +1,444 @@
+//! The JSON Schema of what a projection builds: the `outputSchema` of a tool.
+//!
+//! A path into the forge's answer says where a value is, not what it is, so the type of each
+//! field read from the forge is declared by name in the manifest (`field_types:`, keyed by the
+//! field's own name, nested fields included). Everything else follows from the expression:
+//!
+//! - a value read by a path is nullable, because the projection gives null when the forge
+//!   leaves the field out (another forge, another version) or sends null;
+//! - a path that selects many nodes gives an array (never null), so its declared type must be one;
+//! - `| count` is an integer, `| present` a boolean, `| base64` a string, `@total_count` an
+//!   integer, `@answered` a string; `| default(X)` with a non-null X is no longer nullable;
+//! - a literal is its own type, a nested map an object of its fields, and a list of
+//!   alternatives any of their types or null.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value, json};
+
+use super::{Base, Expr, Field, Operand, Pipe, Projection, is_empty};
+
+/// A JSON type a projected field is declared with: `string`, `integer`, `number`, `boolean`,
+/// `object`, `array`, or `[T]` for an array of `T`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Object,
+    Array(Option<Box<FieldType>>),
+}
+
+impl FromStr for FieldType {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<FieldType, String> {
+        let text = text.trim();
+        if let Some(item) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            return Ok(FieldType::Array(Some(Box::new(item.parse()?))));
+        }
+        Ok(match text {
+            "string" => FieldType::String,
+            "integer" => FieldType::Integer,
+            "number" => FieldType::Number,
+            "boolean" => FieldType::Boolean,
+            "object" => FieldType::Object,
+            "array" => FieldType::Array(None),
+            other => {
+                return Err(format!(
+                    "`{other}` is not a field type; known: string, integer, number, boolean, object, array, [T] (an array of T)"
+                ));
+            }
+        })
+    }
+}
+
+impl fmt::Display for FieldType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldType::Array(Some(item)) => write!(f, "[{item}]"),
+            other => f.write_str(other.json_name()),
+        }
+    }
+}
+
+impl FieldType {
+    fn json_name(&self) -> &'static str {
+        match self {
+            FieldType::String => "string",
+            FieldType::Integer => "integer",
+            FieldType::Number => "number",
+            FieldType::Boolean => "boolean",
+            FieldType::Object => "object",
+            FieldType::Array(_) => "array",
+        }
+    }
+
+    /// The type of a literal value (`None` for null).
+    fn of(value: &Value) -> Option<FieldType> {
+        match value {
+            Value::Null => None,
+            Value::Bool(_) => Some(FieldType::Boolean),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(FieldType::Integer),
+            Value::Number(_) => Some(FieldType::Number),
+            Value::String(_) => Some(FieldType::String),
+            Value::Array(_) => Some(FieldType::Array(None)),
+            Value::Object(_) => Some(FieldType::Object),
+        }
+    }
+}
+
+/// Why a field has no schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeError {
+    /// The field, dotted from the top of the projection (`head.repo`).
+    pub field: String,
+    pub message: String,
+}
+
+/// What one value can be.
+#[derive(Debug, Default)]
+struct Shape {
+    types: Vec<FieldType>,
+    nullable: bool,
+}
+
+impl Shape {
+    fn of(ty: FieldType, nullable: bool) -> Shape {
+        Shape {
+            types: vec![ty],
+            nullable,
+        }
+    }
+
+    fn add(&mut self, ty: FieldType) {
+        if !self.types.contains(&ty) {
+            self.types.push(ty);
+        }
+    }
+
+    fn schema(&self) -> Value {
+        let mut names: Vec<&str> = self.types.iter().map(FieldType::json_name).collect();
+        if self.nullable || names.is_empty() {
+            names.push("null");
+        }
+        let mut schema = Map::new();
+        schema.insert(
+            "type".into(),
+            match names.as_slice() {
+                [one] => json!(one),
+                many => json!(many),
+            },
+        );
+        let item = self.types.iter().find_map(|t| match t {
+            FieldType::Array(Some(item)) => Some(item),
+            _ => None,
+        });
+        if let Some(item) = item {
+            schema.insert("items".into(), Shape::of((**item).clone(), false).schema());
+        }
+        Value::Object(schema)
+    }
+}
+
+impl Projection {
+    /// The schema of the object this projection builds. `types` gives the declared type of a
+    /// field by its own name; every field it is asked about and cannot type is an error.
+    pub fn schema(
+        &self,
+        types: &mut dyn FnMut(&str) -> Option<FieldType>,
+    ) -> Result<Value, Vec<ShapeError>> {
+        if self.is_identity() {
+            return Ok(json!({"type": "object"}));
+        }
+        let mut errors = Vec::new();
+        let schema = object_schema(&self.fields, "", types, &mut errors);
+        if errors.is_empty() {
+            Ok(schema)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+fn object_schema(
+    fields: &[(String, Field)],
+    prefix: &str,
+    types: &mut dyn FnMut(&str) -> Option<FieldType>,
+    errors: &mut Vec<ShapeError>,
+) -> Value {
+    let mut properties = Map::new();
+    for (name, field) in fields {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        let schema = match field {
+            Field::Object(inner) => object_schema(inner, &path, types, errors),
+            other => match other.shape(name, types) {
+                Ok(shape) => shape.schema(),
+                Err(message) => {
+                    errors.push(ShapeError {
+                        field: path,
+                        message,
+                    });
+                    json!({})
+                }
+            },
+        };
+        properties.insert(name.clone(), schema);
+    }
+    json!({"type": "object", "properties": properties})
+}
+
+impl Field {
+    fn shape(
+        &self,
+        name: &str,
+        types: &mut dyn FnMut(&str) -> Option<FieldType>,
+    ) -> Result<Shape, String> {
+        match self {
+            Field::Literal(v) => Ok(literal(v)),
+            Field::Expr(e) => e.shape(name, types),
+            Field::FirstOf(alternatives) => {
+                let mut union = Shape {
+                    types: Vec::new(),
+                    nullable: true,
+                };
+                for alternative in alternatives {
+                    for ty in alternative.shape(name, types)?.types {
+                        union.add(ty);
+                    }
+                }
+                Ok(union)
+            }
+            Field::Object(_) => Ok(Shape::of(FieldType::Object, false)),
+        }
+    }
+}
+
+fn literal(value: &Value) -> Shape {
+    match FieldType::of(value) {
+        Some(ty) => Shape::of(ty, false),
+        None => Shape {
+            types: Vec::new(),
+            nullable: true,
+        },
+    }
+}
+
+impl Expr {
+    fn shape(
+        &self,
+        name: &str,
+        types: &mut dyn FnMut(&str) -> Option<FieldType>,
+    ) -> Result<Shape, String> {
+        // The last pipe whose result does not depend on its input makes what comes before it
+        // irrelevant; otherwise the base decides, and a path's value needs a declared type.
+        let fixed = self.pipes.iter().rposition(|p| {
+            matches!(
+                p,
+                Pipe::Count | Pipe::Present | Pipe::Base64 | Pipe::Then(Operand::Literal(_))
+            )
+        });
+        let (from, mut shape) = match (fixed, &self.base) {
+            (Some(i), _) => (i + 1, fixed_by(&self.pipes[i])),
+            (None, Base::TotalCount) => (0, Shape::of(FieldType::Integer, true)),
+            (None, Base::Answered) => (0, Shape::of(FieldType::String, true)),
+            (None, _) => (0, self.base_shape(declared(name, types)?)?),
+        };
+        for pipe in &self.pipes[from..] {
+            match pipe {
+                Pipe::Default(Operand::Literal(v)) if !is_empty(v) => {
+                    shape.nullable = false;
+                    if let Some(ty) = FieldType::of(v) {
+                        shape.add(ty);
+                    }
+                }
+                Pipe::Then(Operand::Arg(_)) => {
+                    shape = Shape::of(declared(name, types)?, true);
+                }
+                Pipe::FirstLine
+                | Pipe::Excerpt(_)
+                | Pipe::StripCredentials
+                | Pipe::Default(_)
+                | Pipe::Count
+                | Pipe::Present
+                | Pipe::Base64
+                | Pipe::Then(Operand::Literal(_)) => {}
+            }
+        }
+        Ok(shape)
+    }
+
+    /// What the base of the expression gives, declared `ty`.
+    fn base_shape(&self, ty: FieldType) -> Result<Shape, String> {
+        match &self.base {
+            Base::Query { many: true, .. } => match ty {
+                FieldType::Array(_) => Ok(Shape::of(ty, false)),
+                other => Err(format!(
+                    "the path selects a list, so its type is an array: declare `[{other}]`, not `{other}`"
+                )),
+            },
+            _ => Ok(Shape::of(ty, true)),
+        }
+    }
+}
+
+fn declared(
+    name: &str,
+    types: &mut dyn FnMut(&str) -> Option<FieldType>,
+) -> Result<FieldType, String> {
+    types(name).ok_or_else(|| {
+        format!("its type is not declared: add `{name}: <type>` under `field_types`")
+    })
+}
+
+/// The shape after a pipe whose result does not depend on its input's type.
+fn fixed_by(pipe: &Pipe) -> Shape {
+    match pipe {
+        Pipe::Count => Shape::of(FieldType::Integer, false),
+        Pipe::Present => Shape::of(FieldType::Boolean, false),
+        Pipe::Base64 => Shape::of(FieldType::String, true),
+        Pipe::Then(Operand::Literal(v)) => Shape {
+            nullable: true,
+            ..literal(v)
+        },
+        _ => Shape::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn types(name: &str) -> Option<FieldType> {
+        match name {
+            "title" => Some(FieldType::String),
+            "number" => Some(FieldType::Integer),
+            "labels" => "[string]".parse().ok(),
+            "flag" => Some(FieldType::Boolean),
+            _ => None,
+        }
+    }
+
+    fn schema_of(fields: &[(&str, &str)]) -> Result<Value, Vec<ShapeError>> {
+        Projection::compile_str(fields, &[])
+            .expect("the test projection compiles")
+            .schema(&mut types)
+    }
+
+    #[test]
+    fn a_path_is_its_declared_type_or_null() {
+        let s = schema_of(&[("title", "$.title"), ("number", "$.number")]).unwrap();
+        assert_eq!(
+            s["properties"]["title"],
+            json!({"type": ["string", "null"]})
+        );
+        assert_eq!(
+            s["properties"]["number"],
+            json!({"type": ["integer", "null"]})
+        );
+    }
+
+    #[test]
+    fn a_path_over_many_nodes_is_an_array_that_is_never_null() {
+        let s = schema_of(&[("labels", "$.labels[*].name")]).unwrap();
+        assert_eq!(
+            s["properties"]["labels"],
+            json!({"type": "array", "items": {"type": "string"}})
+        );
+        let err = schema_of(&[("title", "$.labels[*].name")]).unwrap_err();
+        assert!(err[0].message.contains("declare `[string]`"), "{err:?}");
+    }
+
+    #[test]
+    fn pipes_that_fix_the_type_need_no_declaration() {
+        let s = schema_of(&[
+            ("n", "$.items[*] | count"),
+            ("p", "$.x | present"),
+            ("t", "@total_count"),
+            ("a", "@answered"),
+            ("d", "$.body | base64"),
+            ("w", "$.merged | then('merged')"),
+        ])
+        .unwrap();
+        let p = &s["properties"];
+        assert_eq!(p["n"], json!({"type": "integer"}));
+        assert_eq!(p["p"], json!({"type": "boolean"}));
+        assert_eq!(p["t"], json!({"type": ["integer", "null"]}));
+        assert_eq!(p["a"], json!({"type": ["string", "null"]}));
+        assert_eq!(p["d"], json!({"type": ["string", "null"]}));
+        assert_eq!(p["w"], json!({"type": ["string", "null"]}));
+    }
+
+    #[test]
+    fn a_default_removes_null_and_adds_its_own_type() {
+        let s = schema_of(&[
+            ("title", "$.title | default('none')"),
+            ("number", "$.n | default('?')"),
+        ])
+        .unwrap();
+        assert_eq!(s["properties"]["title"], json!({"type": "string"}));
+        assert_eq!(
+            s["properties"]["number"],
+            json!({"type": ["integer", "string"]})
+        );
+    }
+
+    #[test]
+    fn an_undeclared_field_is_named_with_its_path() {
+        let p = Projection::new(vec![(
+            "head".into(),
+            Field::Object(vec![(
+                "repo".into(),
+                Expr::compile("$.head.repo.full_name", &[]).unwrap(),
+            )]),
+        )]);
+        let err = p.schema(&mut types).unwrap_err();
+        assert_eq!(err[0].field, "head.repo");
+        assert!(err[0].message.contains("add `repo: <type>`"), "{err:?}");
+    }
+
+    #[test]
+    fn literals_and_nested_objects_type_themselves() {
+        let p = Projection::new(vec![
+            ("kind".into(), Field::Literal(json!("issue"))),
+            (
+                "inner".into(),
+                Field::Object(vec![("flag".into(), Expr::compile("$.f", &[]).unwrap())]),
+            ),
+        ]);
+        let s = p.schema(&mut types).unwrap();
+        assert_eq!(s["properties"]["kind"], json!({"type": "string"}));
+        assert_eq!(
+            s["properties"]["inner"],
+            json!({"type": "object", "properties": {"flag": {"type": ["boolean", "null"]}}})
+        );
+    }
+
+    #[test]
+    fn type_names_parse_and_print_the_same() {
+        for text in [
+            "string",
+            "integer",
+            "number",
+            "boolean",
+            "object",
+            "array",
+            "[string]",
+            "[[integer]]",
+        ] {
+            assert_eq!(text.parse::<FieldType>().unwrap().to_string(), text);
+        }
+        assert!(
+            "text"
+                .parse::<FieldType>()
+                .unwrap_err()
+                .contains("known: string")
+        );
+    }
+}
