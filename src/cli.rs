@@ -205,6 +205,10 @@ pub struct ServeArgs {
     /// [env: FORGELENS_MAX_ANSWER_BYTES] [default: 49152].
     #[arg(long, value_name = "BYTES")]
     pub max_answer_bytes: Option<usize>,
+    /// Touch only these repositories: `owner/repo` or `owner/*`, comma-separated; requests about
+    /// any other are not sent and lists leave them out [env: FORGELENS_ALLOW_REPOS].
+    #[arg(long, value_name = "OWNER/REPO,…", value_delimiter = ',')]
+    pub allow_repos: Option<Vec<String>>,
     #[command(flatten)]
     pub manifests: ManifestArgs,
 }
@@ -239,6 +243,7 @@ impl ServeArgs {
             tool_surface: self.tool_surface.or_else(|| outer.tool_surface.clone()),
             sudo: self.sudo || outer.sudo,
             max_answer_bytes: self.max_answer_bytes.or(outer.max_answer_bytes),
+            allow_repos: self.allow_repos.or_else(|| outer.allow_repos.clone()),
             manifests: self.manifests.or(&outer.manifests),
         }
     }
@@ -259,6 +264,7 @@ impl ServeArgs {
             tool_surface: self.tool_surface.clone(),
             sudo: self.sudo,
             max_answer_bytes: self.max_answer_bytes,
+            allow_repos: self.allow_repos.clone(),
         }
     }
 }

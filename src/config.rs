@@ -13,6 +13,7 @@ use reqwest::Url;
 use thiserror::Error;
 
 use crate::forge::Token;
+use crate::forge::allow::AllowList;
 
 /// The instance used when none is configured.
 pub const DEFAULT_URL: &str = "https://codeberg.org";
@@ -40,6 +41,7 @@ pub const MAX_CONCURRENT_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_CONCURRENT_RE
 pub const SESSIONS_VARS: &[&str] = &["FORGELENS_HTTP_SESSIONS"];
 pub const HEADER_TIMEOUT_VARS: &[&str] = &["FORGELENS_HEADER_TIMEOUT"];
 pub const MAX_CONNECTIONS_VARS: &[&str] = &["FORGELENS_MAX_CONNECTIONS"];
+pub const ALLOW_REPOS_VARS: &[&str] = &["FORGELENS_ALLOW_REPOS"];
 
 /// Whole-request timeout towards the forge when none is configured, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
@@ -122,6 +124,7 @@ pub struct Flags {
     pub tool_surface: Option<String>,
     pub sudo: bool,
     pub max_answer_bytes: Option<usize>,
+    pub allow_repos: Option<Vec<String>>,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -145,6 +148,8 @@ pub struct Config {
     pub sudo: bool,
     /// The most bytes one answer may hold.
     pub max_answer_bytes: usize,
+    /// The only repositories requests may be about; `None`: any.
+    pub allow: Option<AllowList>,
     /// What the operator should hear at start-up about how the settings were read.
     pub notes: Vec<String>,
 }
@@ -179,6 +184,8 @@ pub enum ConfigError {
     Remote { addr: SocketAddr },
     #[error("{name}: `{value}` is not a whole number above 0")]
     Count { name: String, value: String },
+    #[error("{name}: {why}")]
+    AllowRepos { name: String, why: String },
     #[error("{name}: `{value}` is not a tool surface; use core or full")]
     Surface { name: String, value: String },
     #[error("{name}: `{value}` is not a number of bytes of at least {MIN_MAX_ANSWER_BYTES}")]
@@ -213,6 +220,14 @@ impl Lookup<'_> {
                 .filter(|v| !v.trim().is_empty())
                 .map(|v| ((*n).to_owned(), v))
         })
+    }
+
+    /// The first of `names` that is set, even to nothing: for a setting where "set but empty"
+    /// is a mistake to report rather than "not given".
+    fn first_set(&self, names: &[&str]) -> Option<(String, String)> {
+        names
+            .iter()
+            .find_map(|n| (self.env)(n).map(|v| ((*n).to_owned(), v)))
     }
 
     /// A setting that only narrows what the server may do: it is on when the flag or any of
@@ -384,6 +399,17 @@ impl Config {
                 .filter(|&n| n >= MIN_MAX_ANSWER_BYTES)
                 .ok_or(ConfigError::AnswerBytes { name, value })
         })?;
+        // Given but empty is a mistake, not "every repository": an allow-list fails closed.
+        let allow = match (&flags.allow_repos, look.first_set(ALLOW_REPOS_VARS)) {
+            (Some(items), _) => Some(("--allow-repos".to_owned(), items.join(","))),
+            (None, found) => found,
+        }
+        .map(|(name, value)| {
+            value
+                .parse::<AllowList>()
+                .map_err(|why| ConfigError::AllowRepos { name, why })
+        })
+        .transpose()?;
         Ok(Config {
             url,
             token,
@@ -407,6 +433,7 @@ impl Config {
             surface,
             sudo: look.flag(flags.sudo, SUDO_VARS)?,
             max_answer_bytes,
+            allow,
             notes,
         })
     }

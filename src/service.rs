@@ -17,6 +17,7 @@ use crate::engine::listing::Listed;
 use crate::engine::search::SearchIndex;
 use crate::engine::tool::Form;
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
+use crate::forge::allow::AllowList;
 use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
@@ -88,6 +89,9 @@ pub struct Service {
     form: Form,
     /// Every reachable tool, for `search_tools`.
     index: SearchIndex,
+    /// The repositories requests may be about (`--allow-repos`); the forge client holds every
+    /// request path to it too.
+    allow: Option<AllowList>,
 }
 
 impl Service {
@@ -98,6 +102,7 @@ impl Service {
         options.read_only = config.read_only;
         options.timeout = config.timeout;
         options.max_in_flight = config.max_upstream;
+        options.allow = config.allow.clone();
         let forge = forge::Client::new(options)?;
         Service::with_client(catalog, forge, config)
     }
@@ -136,6 +141,7 @@ impl Service {
             surface: config.surface,
             form: Form::Lean { sudo: config.sudo },
             index,
+            allow: config.allow.clone(),
         })
     }
 
@@ -241,7 +247,7 @@ impl Service {
     ) -> Result<(Vec<Listed>, bool), engine::Error> {
         let listing = &self.catalog.listings()[index];
         let response = self.forge.send(&listing.request(page), token).await?;
-        Ok(listing.entries(response, page))
+        Ok(listing.entries(response, page, self.allow.as_ref()))
     }
 
     /// Candidates for variable `var` of template `template`, given the text typed so far and
@@ -267,9 +273,33 @@ impl Service {
                             .ok()
                     })
                     .collect();
-                completion.candidates(&answers, &args)
+                let candidates = completion.candidates(&answers, &args);
+                self.within_allow_list(var, candidates, context)
             }
         }
+    }
+
+    /// Completion candidates that name an owner or a repository outside the allow-list are
+    /// left out (the URI templates call them `owner` and `repo`).
+    fn within_allow_list(
+        &self,
+        var: &str,
+        candidates: Vec<String>,
+        context: &[(String, String)],
+    ) -> Vec<String> {
+        let Some(allow) = &self.allow else {
+            return candidates;
+        };
+        let owner = context.iter().find(|(k, _)| k == "owner").map(|(_, v)| v);
+        candidates
+            .into_iter()
+            .filter(|c| match (var, owner) {
+                ("owner", _) => allow.allows_owner(c),
+                ("repo", Some(owner)) => allow.allows(owner, c),
+                ("repo", None) => false,
+                _ => true,
+            })
+            .collect()
     }
 
     /// Calls one tool, or one meta-tool, with its JSON arguments.
@@ -298,12 +328,23 @@ impl Service {
         let tool = self.reachable(name)?;
         let call = tool.prepare(arguments)?;
         let request = call.request()?;
+        if let Some(why) = self.allow.as_ref().and_then(|a| call.refusal(&request, a)) {
+            return Err(engine::Error::from(ForgeError::NotAllowed {
+                request: request.describe(),
+                why,
+            })
+            .into());
+        }
         let response = self
             .forge
             .send(&request, token)
             .await
             .map_err(engine::Error::from)?;
-        Ok(call.finish(response, self.catalog.max_answer_bytes())?)
+        Ok(call.finish(
+            response,
+            self.catalog.max_answer_bytes(),
+            self.allow.as_ref(),
+        )?)
     }
 
     /// " (did you mean `x`?)" for the reachable tool nearest to `name`, or nothing.

@@ -5,6 +5,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod allow_list;
 mod answers;
 mod cache;
 mod catalog;

@@ -111,7 +111,9 @@ impl ErrorTable {
             Error::InvalidParams(_) => Reason::InvalidParams,
             Error::NotFound(_) => Reason::NotFound,
             Error::Forge(ForgeError::Status { status, .. }) => self.reason_for_status(*status),
-            Error::Forge(ForgeError::ReadOnly { .. }) => Reason::Forbidden,
+            Error::Forge(ForgeError::ReadOnly { .. } | ForgeError::NotAllowed { .. }) => {
+                Reason::Forbidden
+            }
             Error::Forge(_) => Reason::UpstreamError,
         }
     }
@@ -146,7 +148,12 @@ impl ErrorTable {
         {
             message.push_str(&format!(". Retry after {} seconds", wait.as_secs().max(1)));
         }
-        if let Some(hint) = self.hints.get(&reason) {
+        // forgelens's own refusals say what to do; the forge's hints would mislead there.
+        let own = matches!(
+            error,
+            Error::Forge(ForgeError::ReadOnly { .. } | ForgeError::NotAllowed { .. })
+        );
+        if let Some(hint) = self.hints.get(&reason).filter(|_| !own) {
             message.push_str(". ");
             message.push_str(hint);
         }

@@ -7,6 +7,7 @@ use super::project::{Context, Field};
 use super::request::{Args, RequestTemplate, text_of};
 use super::resource::{LIMIT, PAGE};
 use super::template::UriTemplate;
+use crate::forge::allow::AllowList;
 use crate::forge::{Request, Response};
 
 /// Items asked for per page of a listing.
@@ -44,7 +45,13 @@ impl Listing {
     }
 
     /// The resources of one answer, and whether another page follows.
-    pub fn entries(&self, response: Response, page: u64) -> (Vec<Listed>, bool) {
+    /// The entries of one page; with `allow`, an entry of a repository outside it is left out.
+    pub fn entries(
+        &self,
+        response: Response,
+        page: u64,
+        allow: Option<&AllowList>,
+    ) -> (Vec<Listed>, bool) {
         let items = match response.body.into_json() {
             Value::Array(items) => items,
             _ => Vec::new(),
@@ -61,6 +68,12 @@ impl Listing {
                     .collect();
                 // An item missing a variable cannot be addressed; it is left out.
                 if self.template.vars().any(|v| text_of(&values, v).is_none()) {
+                    return None;
+                }
+                if let (Some(allow), Some(owner), Some(repo)) =
+                    (allow, text_of(&values, "owner"), text_of(&values, "repo"))
+                    && !allow.allows(&owner, &repo)
+                {
                     return None;
                 }
                 Some(Listed {

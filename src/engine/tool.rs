@@ -14,7 +14,10 @@ use super::request::{Args, RequestTemplate};
 use super::resource::{LIMIT, PAGE};
 use super::schema::Check;
 use super::text::{Cut, TextSpec};
-use crate::forge::{Accept, Body, FormPart, FormValue, Method, Payload, Request, Response};
+use crate::forge::allow::{self, AllowList};
+use crate::forge::{
+    Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response,
+};
 use crate::manifest::raw::{ArgLocation, Window as WindowKind};
 
 /// The optional argument every tool takes.
@@ -74,6 +77,8 @@ pub struct Tool {
     /// The JSON Schema of one result (of one item, for a list), from the projection and the
     /// manifest's field types.
     pub(crate) item_schema: Value,
+    /// What `--allow-repos` holds the tool to, beyond the path of its request.
+    pub(crate) scope: Scope,
     pub annotations: Annotations,
     /// How the answer is read.
     pub(crate) accept: Accept,
@@ -108,6 +113,25 @@ pub(crate) struct ToolList {
     pub page_only: bool,
     /// Why an answer that is not a list is the caller's mistake, when the manifest says.
     pub not_a_list: Option<String>,
+}
+
+/// What a tool is about, for the repository allow-list, besides the repository its path names
+/// (which the forge client checks on every request).
+#[derive(Debug, Default)]
+pub(crate) struct Scope {
+    pub touches: Option<Touches>,
+    /// JSONPaths to the full name, or to the owner and the name, of the repository an answer
+    /// (each item of a list) is about.
+    pub repository_of: Vec<JsonPath>,
+}
+
+/// The other repository a call creates or changes.
+#[derive(Debug)]
+pub(crate) enum Touches {
+    /// `{owner}/{name}` from these two arguments.
+    Args(String, String),
+    /// Not known before the call (the authenticated user's own namespace, a notification's).
+    Unknown,
 }
 
 /// MCP tool annotations, derived from the method unless the manifest overrides them.
@@ -311,6 +335,12 @@ impl Tool {
     /// The tool's largest page size (1 for a tool that does not page).
     pub fn max_limit(&self) -> u64 {
         self.list.as_ref().map_or(1, |l| l.max_limit)
+    }
+
+    /// Whether the tool may reach anything outside a repository (a generated tool, the escape
+    /// hatch): those are held to paths of the allow-list's repositories.
+    fn reaches_anything(&self) -> bool {
+        self.generated || self.call.method.fixed().is_none()
     }
 
     /// Checks `arguments` against the input schema; nothing is sent when this fails.
@@ -517,7 +547,67 @@ impl Call<'_> {
 
     /// The structured result of the call from the forge's answer, in at most `budget` bytes of
     /// JSON text.
-    pub fn finish(&self, response: Response, budget: usize) -> Result<Value, Error> {
+    /// Why this call must not be sent under `allow`, or `None` when it may. The path of
+    /// `request` is checked again by the forge client; this adds what the path does not say.
+    pub fn refusal(&self, request: &Request, allow: &AllowList) -> Option<String> {
+        if self.tool.reaches_anything()
+            && matches!(allow::target(&request.path), allow::Target::Other)
+        {
+            return Some(format!(
+                "{} names no repository, and {} may reach anything: with a repository allow-list ({allow}) it reaches only the listed repositories",
+                request.describe(),
+                self.tool.name
+            ));
+        }
+        let unknown = || {
+            Some(format!(
+                "{} creates or changes a repository that cannot be told before it runs, so it cannot be held to the repository allow-list ({allow})",
+                self.tool.name
+            ))
+        };
+        match &self.tool.scope.touches {
+            None => None,
+            Some(Touches::Unknown) => unknown(),
+            Some(Touches::Args(owner, name)) => {
+                let text = |n: &str| self.args.get(n).and_then(Value::as_str).map(str::to_owned);
+                match (text(owner), text(name)) {
+                    (Some(o), Some(r)) if allow.allows(&o, &r) => None,
+                    (Some(o), Some(r)) => Some(format!(
+                        "{o}/{r} is not in the repository allow-list ({allow})"
+                    )),
+                    _ => unknown(),
+                }
+            }
+        }
+    }
+
+    /// The repository `value` is about, by the tool's `repository_of` paths.
+    fn repository_of(&self, value: &Value) -> Option<String> {
+        let text = |path: &JsonPath| path.query(value).first().and_then(Value::as_str);
+        match self.tool.scope.repository_of.as_slice() {
+            [full] => text(full).map(str::to_owned),
+            [owner, name] => Some(format!("{}/{}", text(owner)?, text(name)?)),
+            _ => None,
+        }
+    }
+
+    /// Whether `value` may be shown under `allow`: it is about a listed repository, or the
+    /// tool does not say what it is about. One that does not name its repository is not.
+    fn admitted(&self, value: &Value, allow: Option<&AllowList>) -> bool {
+        match allow {
+            Some(allow) if !self.tool.scope.repository_of.is_empty() => self
+                .repository_of(value)
+                .is_some_and(|r| allow.allows_full_name(&r)),
+            _ => true,
+        }
+    }
+
+    pub fn finish(
+        &self,
+        response: Response,
+        budget: usize,
+        allow: Option<&AllowList>,
+    ) -> Result<Value, Error> {
         let bodiless = matches!(response.body, Body::Empty);
         let mut body = response.body.into_json();
         for path in &self.tool.secrets {
@@ -555,12 +645,19 @@ impl Call<'_> {
                 .into_iter()
                 .flatten()
                 .collect();
-            let window = match list.window {
+            let mut window = match list.window {
                 WindowKind::Upstream => {
                     bound::upstream_page(items, page, response.total_count, response.has_next)
                 }
                 WindowKind::Server => bound::server_page(items, page),
             };
+            let before = window.items.len();
+            window.items.retain(|i| self.admitted(i, allow));
+            let left_out = before - window.items.len();
+            if allow.is_some() && !self.tool.scope.repository_of.is_empty() {
+                // The forge's count includes what the allow-list hides.
+                window.total = None;
+            }
             let mut items: Vec<Value> = window
                 .items
                 .iter()
@@ -596,6 +693,13 @@ impl Call<'_> {
             out.insert("items".into(), Value::Array(items));
             if let Some(note) = note {
                 out.insert("truncated".into(), note.into());
+            }
+            if left_out > 0 {
+                out.insert(
+                    "left_out".into(),
+                    format!("{left_out} items of this page are outside the repository allow-list")
+                        .into(),
+                );
             }
             // The envelope fits in its room; only an item too large alone needs cutting.
             let out = Value::Object(out);
@@ -652,6 +756,16 @@ impl Call<'_> {
         }
         if bodiless {
             return Ok(json!({"ok": true, "status": response.status}));
+        }
+        if !self.admitted(&body, allow) {
+            return Err(Error::Forge(ForgeError::NotAllowed {
+                request: self.tool.call.as_str().to_owned(),
+                why: format!(
+                    "the answer is about {}, which is not in the repository allow-list; it was withheld",
+                    self.repository_of(&body)
+                        .unwrap_or_else(|| "a repository it does not name".into())
+                ),
+            }));
         }
         Ok(within(
             match self.tool.project.apply(&ctx) {

@@ -27,6 +27,7 @@ use reqwest::{StatusCode, Url};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use super::allow::AllowList;
 use super::{
     Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response, Token,
 };
@@ -58,6 +59,8 @@ pub struct ClientOptions {
     pub read_only: bool,
     /// Most requests in flight to the forge at once; more wait their turn.
     pub max_in_flight: usize,
+    /// The repositories requests may be about (`--allow-repos`); `None` for all.
+    pub allow: Option<AllowList>,
 }
 
 impl ClientOptions {
@@ -72,6 +75,7 @@ impl ClientOptions {
             max_retry_after: Duration::from_secs(5),
             read_only: false,
             max_in_flight: 64,
+            allow: None,
         }
     }
 }
@@ -167,6 +171,17 @@ impl Client {
         request: &Request,
         token: Option<&Token>,
     ) -> Result<Response, ForgeError> {
+        if let Some(why) = self
+            .options
+            .allow
+            .as_ref()
+            .and_then(|a| a.refusal(&request.path))
+        {
+            return Err(ForgeError::NotAllowed {
+                request: request.describe(),
+                why,
+            });
+        }
         if request.method != Method::Get {
             if self.options.read_only {
                 return Err(ForgeError::ReadOnly {

@@ -5,6 +5,7 @@
 //! retries, redirects, the response-size cap and status classification. Nothing here knows MCP
 //! or the manifests.
 
+pub mod allow;
 mod client;
 mod token;
 
@@ -203,6 +204,8 @@ pub enum ForgeError {
     },
     #[error("read-only mode: {request} was not sent (only GET requests leave the process)")]
     ReadOnly { request: String },
+    #[error("{request} was not sent: {why}")]
+    NotAllowed { request: String, why: String },
 }
 
 impl ForgeError {

@@ -392,10 +392,26 @@ pub struct ToolDef {
     /// Types of this tool's fields that differ from the manifest's `field_types`.
     #[serde(default)]
     pub field_types: IndexMap<String, Spanned<String>>,
+    /// The repository the call creates or changes besides the one its path names, as
+    /// `{owner_arg}/{name_arg}`, or `unknown` when it cannot be told before the call: what
+    /// `--allow-repos` holds the call to.
+    pub touches: Option<Spanned<String>>,
+    /// Where the repository of the answer (of each item, for a list) is: a JSONPath to its
+    /// full name, or two, to its owner and its name. With `--allow-repos`, items outside are
+    /// left out and an answer outside is withheld.
+    pub repository_of: Option<Spanned<OneOrTwo>>,
     /// Overrides of the annotations derived from the method.
     pub annotations: Option<AnnotationsDef>,
     /// How the answer is read (default: JSON).
     pub accept: Option<AcceptDef>,
+}
+
+/// One string, or a list of two.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrTwo {
+    One(String),
+    Two(Vec<String>),
 }
 
 /// How a tool reads the forge's answer.

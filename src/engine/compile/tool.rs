@@ -15,7 +15,7 @@ use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
-use crate::engine::tool::{Annotations, Arg, SUDO, Tool, ToolList, summary_of};
+use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, Touches, summary_of};
 use crate::forge::{Accept, Method};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
@@ -137,6 +137,7 @@ impl Compiler {
             .as_ref()
             .and_then(|p| self.item_schema(def, p, &local_types));
         let secrets = self.secrets(file, &def.secrets);
+        let scope = self.tool_scope(def);
         let call = call?;
         let mut annotations = Annotations::for_method(call.method.fixed());
         if let Some(a) = &def.annotations {
@@ -191,6 +192,7 @@ impl Compiler {
             secrets,
             project,
             item_schema,
+            scope,
             annotations,
             accept: match def.accept {
                 None | Some(AcceptDef::Json) => Accept::Json,
@@ -200,6 +202,67 @@ impl Compiler {
             via: None,
             generated: false,
         })
+    }
+
+    /// What `--allow-repos` holds the tool to: `touches` and `repository_of`.
+    fn tool_scope(&mut self, def: &raw::ToolDef) -> Scope {
+        let file = FileId::Tools;
+        let touches = def.touches.as_ref().and_then(|t| {
+            if t.value == "unknown" {
+                return Some(Touches::Unknown);
+            }
+            let parsed = t.value.split_once('/').and_then(|(o, r)| {
+                let arg = |s: &str| s.strip_prefix('{')?.strip_suffix('}').map(str::to_owned);
+                Some((arg(o)?, arg(r)?))
+            });
+            match parsed {
+                Some((o, r)) if def.args.contains_key(&o) && def.args.contains_key(&r) => {
+                    Some(Touches::Args(o, r))
+                }
+                _ => {
+                    self.push(Pos::of(file, t), checks::BAD_ARGUMENT, format!(
+                        "`touches: {}` must be `{{owner_argument}}/{{name_argument}}` naming two arguments of the tool, or `unknown`",
+                        t.value
+                    ));
+                    None
+                }
+            }
+        });
+        let repository_of = match def.repository_of.as_ref().map(|r| (r, &r.value)) {
+            None => Vec::new(),
+            Some((at, raw::OneOrTwo::One(path))) => self
+                .json_path(
+                    file,
+                    &Spanned {
+                        value: path.clone(),
+                        referenced: at.referenced,
+                        defined: at.defined,
+                    },
+                )
+                .into_iter()
+                .collect(),
+            Some((at, raw::OneOrTwo::Two(paths))) if paths.len() == 2 => paths
+                .iter()
+                .filter_map(|p| {
+                    self.json_path(
+                        file,
+                        &Spanned {
+                            value: p.clone(),
+                            referenced: at.referenced,
+                            defined: at.defined,
+                        },
+                    )
+                })
+                .collect(),
+            Some((at, raw::OneOrTwo::Two(_))) => {
+                self.push(Pos::of(file, at), checks::WRONG_TYPE, "`repository_of` is one JSONPath (to a full name) or two (to the owner and the name)".into());
+                Vec::new()
+            }
+        };
+        Scope {
+            touches,
+            repository_of,
+        }
     }
 
     /// Parses a `field_types` map; a bad type name is a finding.
