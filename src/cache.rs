@@ -145,6 +145,7 @@ mod tests {
 
     fn answer(text: &str, ttl_ms: Option<u64>) -> ReadOutput {
         ReadOutput {
+            meta: None,
             blocks: vec![Block {
                 mime: "application/json",
                 text: text.to_owned(),

@@ -677,7 +677,7 @@ fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {
         Err((message, code)) => return fail(&message, code),
     };
     match runtime().block_on(service.call(tool, arguments, service.token())) {
-        Ok(Called::Value(value)) => {
+        Ok(Called::Value(value, _)) => {
             print(&serde_json::to_string_pretty(&value).expect("a JSON value serializes"))
         }
         Ok(Called::Read(output)) => {

@@ -15,7 +15,7 @@ use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
 use crate::engine::listing::Listed;
 use crate::engine::search::SearchIndex;
-use crate::engine::tool::Form;
+use crate::engine::tool::{Form, Serving};
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
 use crate::forge::allow::AllowList;
 use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
@@ -63,8 +63,8 @@ pub enum CallError {
 /// What a call gives back.
 #[derive(Debug)]
 pub enum Called {
-    /// A tool's structured result.
-    Value(Value),
+    /// A tool's structured result, and what it says about itself (its `_meta`).
+    Value(Value, Option<Value>),
     /// The blocks of a resource, read through `read_resource`.
     Read(ReadOutput),
 }
@@ -115,6 +115,7 @@ impl Service {
     ) -> Result<Service, StartError> {
         let withheld = filter_tools(&mut catalog, config)?;
         catalog.set_max_answer_bytes(config.max_answer_bytes);
+        catalog.set_instance(config.url.host_str().unwrap_or_default());
         let offered = |meta: Meta| !withheld.contains_key(meta.name());
         if config.surface == Surface::Core {
             let core = catalog.core.clone();
@@ -311,10 +312,7 @@ impl Service {
     ) -> Result<Called, CallError> {
         match Meta::named(name) {
             Some(meta) if self.offers(meta) => self.call_meta(meta, arguments, token).await,
-            _ => self
-                .call_tool(name, arguments, token)
-                .await
-                .map(Called::Value),
+            _ => self.call_tool(name, arguments, token).await,
         }
     }
 
@@ -324,7 +322,7 @@ impl Service {
         name: &str,
         arguments: Map<String, Value>,
         token: Option<&Token>,
-    ) -> Result<Value, CallError> {
+    ) -> Result<Called, CallError> {
         let tool = self.reachable(name)?;
         let call = tool.prepare(arguments)?;
         let request = call.request()?;
@@ -340,11 +338,15 @@ impl Service {
             .send(&request, token)
             .await
             .map_err(engine::Error::from)?;
-        Ok(call.finish(
+        let value = call.finish(
             response,
-            self.catalog.max_answer_bytes(),
-            self.allow.as_ref(),
-        )?)
+            &Serving {
+                budget: self.catalog.max_answer_bytes(),
+                allow: self.allow.as_ref(),
+                instance: self.catalog.instance(),
+            },
+        )?;
+        Ok(Called::Value(value, tool.untrusted_meta()))
     }
 
     /// " (did you mean `x`?)" for the reachable tool nearest to `name`, or nothing.
@@ -392,7 +394,7 @@ impl Service {
                     .and_then(Value::as_u64)
                     .unwrap_or(surface::DEFAULT_SEARCH_RESULTS);
                 let found = self.search(&text(&arguments, "query"), limit as usize);
-                Ok(Called::Value(engine::tool::within(found, budget)))
+                Ok(Called::Value(engine::tool::within(found, budget), None))
             }
             Meta::DescribeTools => {
                 let names: Vec<String> = match arguments.remove("names") {
@@ -402,10 +404,10 @@ impl Service {
                         .collect(),
                     _ => Vec::new(),
                 };
-                Ok(Called::Value(engine::tool::within(
-                    self.describe(&names)?,
-                    budget,
-                )))
+                Ok(Called::Value(
+                    engine::tool::within(self.describe(&names)?, budget),
+                    None,
+                ))
             }
             Meta::CallReadTool | Meta::CallWriteTool => {
                 let name = text(&arguments, "name");
@@ -432,7 +434,7 @@ impl Service {
                     Some(Value::Object(map)) => map,
                     _ => Map::new(),
                 };
-                self.call_tool(&name, inner, token).await.map(Called::Value)
+                self.call_tool(&name, inner, token).await
             }
             Meta::ReadResource => {
                 let uri = text(&arguments, "uri");

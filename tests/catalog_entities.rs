@@ -151,7 +151,7 @@ async fn an_issue_embeds_the_newest_30_comments_with_a_sentinel_and_a_markdown_b
     assert!(last.ends_with('…') && long_body().starts_with(last.trim_end_matches('…')));
 
     assert_eq!(
-        block(&blocks, "text/markdown"),
+        crate::support::enveloped(block(&blocks, "text/markdown")).1,
         "# The widget cache grows without bound\n\nAfter a long session the cache holds every widget ever rendered.\n\nSteps: open 10 000 widgets, watch the memory."
     );
     // The thread is asked for whole: the forge ignores paging there.
@@ -223,7 +223,7 @@ async fn a_pull_request_caps_comments_and_reviews_each_with_its_own_sentinel() {
         "[truncated: the newest 30 of 35 items shown. Use list_pull_reviews tool with page=1 and limit=5 to fetch the 5 older ones.]"
     );
     assert_eq!(
-        block(&blocks, "text/markdown"),
+        crate::support::enveloped(block(&blocks, "text/markdown")).1,
         "# Bound the widget cache by entry count\n\nKeeps at most 1024 entries.\n\nFixes #12"
     );
     server.stop().await;
@@ -280,7 +280,14 @@ async fn a_comment_resolves_under_its_own_parent() {
             "html_url": "http://fake/acme/widgets/issues/12#issuecomment-1005"
         })
     );
-    assert_eq!(block(&blocks, "text/markdown"), "Comment 5 on #12");
+    let (open, inner) = crate::support::enveloped(block(&blocks, "text/markdown"));
+    assert_eq!(inner, "Comment 5 on #12");
+    assert!(
+        open.ends_with(
+            " kind=\"comment\" author=\"bob\" uri=\"forgejo://repo/acme/widgets/issue/12/comment/1005\">"
+        ),
+        "{open}"
+    );
     assert_eq!(
         paths(&forge.requests()),
         ["/repos/acme/widgets/issues/comments/1005"]
@@ -392,7 +399,10 @@ async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_one_forge
     let blocks = server
         .read_blocks("forgejo://repo/acme/widgets/wiki/Home")
         .await;
-    assert_eq!(block(&blocks, "text/markdown"), WIKI_HOME);
+    assert_eq!(
+        crate::support::enveloped(block(&blocks, "text/markdown")).1,
+        WIKI_HOME
+    );
     let page = json_block(&blocks);
     assert_eq!(page["title"], "Home");
     assert_eq!(
@@ -434,7 +444,7 @@ async fn a_wiki_page_over_the_markdown_cap_is_cut_with_a_marker() {
     let blocks = server
         .read_blocks("forgejo://repo/acme/widgets/wiki/Huge")
         .await;
-    let markdown = block(&blocks, "text/markdown");
+    let markdown = crate::support::enveloped(block(&blocks, "text/markdown")).1;
     assert!(
         markdown.ends_with(
             "[truncated: markdown cut at 20000 of 25000 characters; the JSON block has the fields.]"
@@ -492,7 +502,7 @@ async fn a_release_is_read_by_tag_with_its_notes_as_markdown() {
     );
     assert_eq!(release["assets"], json!([]));
     assert_eq!(
-        block(&blocks, "text/markdown"),
+        crate::support::enveloped(block(&blocks, "text/markdown")).1,
         "# Widgets 1.2.0\n\n## Changes\n\n- Bounded the widget cache\n- Faster start-up\n"
     );
     let team = server

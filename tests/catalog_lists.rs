@@ -251,7 +251,10 @@ async fn a_file_range_returns_only_those_lines_and_says_how_many_the_file_has() 
     let blocks = server.read_blocks(uri).await;
     let mimes: Vec<&str> = blocks.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(mimes, ["application/json", "text/plain"]);
-    assert_eq!(blocks[1].1, "// line 3\n// line 4\n// line 5\n");
+    assert_eq!(
+        crate::support::enveloped(&blocks[1].1).1,
+        "// line 3\n// line 4\n// line 5\n"
+    );
     let file: Value = serde_json::from_str(&blocks[0].1).unwrap();
     assert_eq!(
         file,
@@ -269,7 +272,7 @@ async fn a_file_range_returns_only_those_lines_and_says_how_many_the_file_has() 
     let whole = server
         .read_blocks("forgejo://repo/acme/widgets/contents/src/lib.rs")
         .await;
-    assert_eq!(whole[1].1, lib_rs());
+    assert_eq!(crate::support::enveloped(&whole[1].1).1, lib_rs());
     let file: Value = serde_json::from_str(&whole[0].1).unwrap();
     assert_eq!(
         (

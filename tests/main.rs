@@ -20,6 +20,7 @@ mod faults;
 mod guards;
 mod hardening;
 mod http;
+mod injection;
 mod labels;
 mod lifecycle;
 mod lint;

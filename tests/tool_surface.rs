@@ -445,7 +445,7 @@ async fn a_resource_of_one_long_line_continues_by_uri() {
         let size: usize = blocks.iter().map(|(_, text)| text.len()).sum();
         assert!(size <= 48 * 1024, "{uri}: {size} bytes");
         let json: Value = serde_json::from_str(&blocks[0].1).unwrap();
-        joined.push_str(&blocks[1].1);
+        joined.push_str(crate::support::enveloped(&blocks[1].1).1);
         let Some(end) = json.get("end_byte").and_then(Value::as_u64) else {
             break;
         };

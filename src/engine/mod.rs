@@ -22,6 +22,7 @@ pub mod search;
 pub mod template;
 pub mod text;
 pub mod tool;
+pub mod untrusted;
 pub mod uri;
 
 use std::collections::HashMap;
@@ -61,6 +62,8 @@ pub struct Catalog {
     pub lists: Vec<String>,
     /// The most bytes one answer may hold (see `bound`).
     pub(crate) max_answer_bytes: usize,
+    /// The forge's host: images it serves stay images in user-written text.
+    pub(crate) instance: String,
 }
 
 impl Catalog {
@@ -147,6 +150,16 @@ impl Catalog {
     /// The byte budget of every answer.
     pub fn max_answer_bytes(&self) -> usize {
         self.max_answer_bytes
+    }
+
+    /// Sets the forge's host.
+    pub fn set_instance(&mut self, host: &str) {
+        self.instance = host.to_owned();
+    }
+
+    /// The forge's host.
+    pub fn instance(&self) -> &str {
+        &self.instance
     }
 
     /// Marks the tools `tools/list` does not show, with the meta-tool that runs each: the

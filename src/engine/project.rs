@@ -33,6 +33,7 @@ use serde_json_path::JsonPath;
 use thiserror::Error;
 
 use super::request::Args;
+use super::untrusted::{Mark, Rendering, neutralize};
 
 mod shape;
 
@@ -47,6 +48,8 @@ pub struct Context<'a> {
     pub with: &'a [Value],
     pub args: &'a Args,
     pub meta: Meta<'a>,
+    /// The forge's host, for `| untrusted` (images it serves stay images).
+    pub instance: &'a str,
 }
 
 /// Facts about the primary answer that are not in its body.
@@ -66,6 +69,7 @@ impl<'a> Context<'a> {
             with: &[],
             args: &NO_ARGS,
             meta: Meta::default(),
+            instance: "",
         }
     }
 }
@@ -78,7 +82,13 @@ impl<'a> Context<'a> {
             with: &[],
             args,
             meta: Meta::default(),
+            instance: "",
         }
+    }
+
+    /// The same context for the forge at `instance` (its host).
+    pub fn at(self, instance: &'a str) -> Context<'a> {
+        Context { instance, ..self }
     }
 }
 
@@ -239,6 +249,9 @@ enum Pipe {
     Present,
     Base64,
     StripCredentials,
+    /// Text a forge user wrote: neutralized, and named (with the field holding its author) in
+    /// what the answer says about itself.
+    Untrusted(Mark),
 }
 
 #[derive(Debug, Clone)]
@@ -255,7 +268,7 @@ pub enum ExprError {
     #[error("`${0}` names no source; declared: the primary answer (`$`){1}")]
     Source(String, String),
     #[error(
-        "unknown pipe `{0}`; known: first_line, excerpt(N), default(X), then(X), count, present, base64, strip_credentials"
+        "unknown pipe `{0}`; known: first_line, excerpt(N), default(X), then(X), count, present, base64, strip_credentials, untrusted(author)"
     )]
     Pipe(String),
     #[error("pipe `{0}` needs {1}")]
@@ -332,6 +345,30 @@ impl Field {
         }
     }
 
+    fn collect_marks(&self, path: &str, out: &mut Vec<Mark>) {
+        match self {
+            Field::Literal(_) => {}
+            Field::Object(fields) => {
+                for (name, f) in fields {
+                    f.collect_marks(&format!("{path}.{name}"), out);
+                }
+            }
+            Field::FirstOf(alternatives) => {
+                alternatives.iter().for_each(|f| f.collect_marks(path, out))
+            }
+            Field::Expr(e) => {
+                for pipe in &e.pipes {
+                    if let Pipe::Untrusted(mark) = pipe {
+                        out.push(Mark {
+                            field: path.to_owned(),
+                            ..mark.clone()
+                        });
+                    }
+                }
+            }
+        }
+    }
+
     fn collect_args<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {
             Field::Literal(_) => {}
@@ -376,6 +413,30 @@ impl Projection {
     /// The top-level output field names.
     pub fn field_names(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// Whether the projection builds the field at dotted `path` (`head.ref`).
+    pub fn has(&self, path: &str) -> bool {
+        let mut fields = &self.fields;
+        let mut parts = path.split('.').peekable();
+        while let Some(part) = parts.next() {
+            match fields.iter().find(|(n, _)| n == part) {
+                Some((_, Field::Object(inner))) if parts.peek().is_some() => fields = inner,
+                Some(_) => return parts.peek().is_none(),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// The fields marked `| untrusted`, dotted from the top (`title`, `head.title`).
+    pub fn marks(&self) -> Vec<Mark> {
+        let mut out = Vec::new();
+        for (name, field) in &self.fields {
+            field.collect_marks(name, &mut out);
+        }
+        out.dedup_by(|a, b| a.field == b.field);
+        out
     }
 
     /// The variables (`{var}`) any field reads.
@@ -468,6 +529,28 @@ fn compile_pipe(text: &str) -> Result<Pipe, ExprError> {
         ("present", None) => Ok(Pipe::Present),
         ("base64", None) => Ok(Pipe::Base64),
         ("strip_credentials", None) => Ok(Pipe::StripCredentials),
+        ("untrusted", arg) => {
+            let mut mark = Mark {
+                field: String::new(),
+                author: None,
+                rendering: Rendering::Markdown,
+            };
+            for word in arg.into_iter().flat_map(|a| a.split(',')).map(str::trim) {
+                match word {
+                    "plain" => mark.rendering = Rendering::Plain,
+                    name if is_name(name) && mark.author.is_none() => {
+                        mark.author = Some(name.to_owned())
+                    }
+                    _ => {
+                        return Err(ExprError::PipeArgument(
+                            "untrusted".into(),
+                            "the name of the field holding the author, and/or `plain`",
+                        ));
+                    }
+                }
+            }
+            Ok(Pipe::Untrusted(mark))
+        }
         _ => Err(ExprError::Pipe(text.to_owned())),
     }
 }
@@ -564,6 +647,24 @@ fn apply_pipe<'a>(pipe: &Pipe, value: Cow<'a, Value>, ctx: &Context<'a>) -> Cow<
         Pipe::Present => owned(Value::Bool(!value.is_null())),
         Pipe::Base64 => match &*value {
             Value::String(s) => owned(decode_base64(s).map_or(Value::Null, Value::String)),
+            _ => value,
+        },
+        Pipe::Untrusted(mark) => match &*value {
+            Value::String(s) => match neutralize(s, mark.rendering, ctx.instance) {
+                Cow::Borrowed(_) => value,
+                Cow::Owned(clean) => owned(Value::String(clean)),
+            },
+            Value::Array(items) if items.iter().any(Value::is_string) => owned(Value::Array(
+                items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => {
+                            Value::String(neutralize(s, mark.rendering, ctx.instance).into_owned())
+                        }
+                        other => other.clone(),
+                    })
+                    .collect(),
+            )),
             _ => value,
         },
         Pipe::StripCredentials => match &*value {
@@ -760,6 +861,7 @@ mod tests {
                 total_count: Some(7),
                 answered: Some("user"),
             },
+            instance: "",
         };
         assert_eq!(
             p.apply(&ctx),

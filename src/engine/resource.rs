@@ -17,6 +17,7 @@ use super::request::{Args, RequestTemplate, substitute, text_of};
 use super::template::UriTemplate;
 use super::text::{Cut, TextSpec};
 use super::tool::{ENVELOPE_ROOM, within};
+use super::untrusted::{self, Envelope, Mark};
 use super::{Catalog, uri};
 use crate::forge::{Accept, ForgeError, Request, Response};
 use crate::manifest::raw::{Keep, Window as WindowKind};
@@ -149,6 +150,9 @@ pub struct Block {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadOutput {
     pub blocks: Vec<Block>,
+    /// What the answer says about itself (`_meta` of its JSON block): which fields hold text
+    /// written by forge users, and which field holds who wrote each.
+    pub meta: Option<Value>,
     /// How long the answer may be reused: set for an immutable resource (shorter while its
     /// answer is provisional), `None` for a mutable one.
     pub ttl_ms: Option<u64>,
@@ -548,6 +552,7 @@ impl Read<'_> {
                 total_count,
                 answered,
             },
+            instance: self.catalog.instance(),
         };
         self.run_checks(&ctx)?;
         let mut value = match &self.resource.shape {
@@ -613,9 +618,7 @@ impl Read<'_> {
                         }
                     };
                     let mention = self.catalog.mention(&embed.tool);
-                    embed_into(
-                        &mut value, embed, mention, items, total, has_next, &self.args,
-                    );
+                    embed_into(&mut value, embed, mention, items, total, has_next, &ctx);
                 }
                 value
             }
@@ -641,7 +644,15 @@ impl Read<'_> {
                 map.extend(described);
             }
             if let Cut::Lines(w) = cut {
-                text_block = Some(w.text);
+                text_block = Some(match text.untrusted {
+                    Some(_) => Envelope::fresh(std::iter::once(w.text.as_str())).wrap(
+                        &w.text,
+                        &self.resource.name,
+                        None,
+                        &self.uri_with(&[], &[]),
+                    ),
+                    None => w.text,
+                });
             }
         }
         let ttl_ms = match self.resource.cache {
@@ -668,7 +679,26 @@ impl Read<'_> {
                 text,
             });
         }
+        let marks = self.marks();
+        let meta = untrusted::describe(&marks);
         if let Some(markdown) = &self.resource.markdown {
+            // The block is the user's text when it shows any: who wrote it is read before the
+            // fields are handed over.
+            let extra_marks = markdown.extra.as_ref().map(Projection::marks);
+            let shown = marks
+                .iter()
+                .filter(|(prefix, _)| prefix.is_empty())
+                .map(|(_, m)| m)
+                .chain(extra_marks.iter().flatten())
+                .filter(|m| markdown.reads.contains(&m.field))
+                .collect::<Vec<_>>();
+            // Who wrote it: the author field a shown mark names, in the JSON's top level.
+            let author = shown
+                .iter()
+                .filter_map(|m| m.author.as_deref())
+                .find_map(|a| value.get(a).and_then(Value::as_str))
+                .map(str::to_owned);
+            let shown = !shown.is_empty();
             // Only what the template reads is handed over: the renderer converts its whole
             // context, embedded lists and all, before it renders a line.
             let mut context = Map::with_capacity(markdown.reads.len());
@@ -696,12 +726,46 @@ impl Read<'_> {
                     Error::invalid(format!("markdown of {} failed: {e}", self.resource.name))
                 })?;
             let used: usize = blocks.iter().map(|b| b.text.len()).sum();
+            let text = markdown_within(text, budget.saturating_sub(used));
             blocks.push(Block {
                 mime: "text/markdown",
-                text: markdown_within(text, budget.saturating_sub(used)),
+                text: match shown {
+                    true => Envelope::fresh(std::iter::once(text.as_str())).wrap(
+                        &text,
+                        &self.resource.name,
+                        author.as_deref(),
+                        &self.uri_with(&[], &[]),
+                    ),
+                    false => text,
+                },
             });
         }
-        Ok(ReadOutput { blocks, ttl_ms })
+        Ok(ReadOutput {
+            blocks,
+            meta,
+            ttl_ms,
+        })
+    }
+
+    /// The fields of the answer marked `| untrusted`, each with where it sits (`""` at the
+    /// top, `items[].` in a list, `recent_comments[].` in an embed).
+    fn marks(&self) -> Vec<(String, Mark)> {
+        let within = |prefix: &str, p: &Projection| {
+            p.marks()
+                .into_iter()
+                .map(|m| (prefix.to_owned(), m))
+                .collect::<Vec<_>>()
+        };
+        match &self.resource.shape {
+            Shape::List { item, .. } => within("items[].", item),
+            Shape::Entity { project, embeds } => {
+                let mut all = within("", project);
+                for embed in embeds {
+                    all.extend(within(&format!("{}[].", embed.field), &embed.item));
+                }
+                all
+            }
+        }
     }
 
     /// Removes the manifest's secret paths from an answer.
@@ -770,7 +834,7 @@ impl Read<'_> {
         let mut items: Vec<Value> = window
             .items
             .iter()
-            .map(|i| item.apply(&Context::item(i, &self.args)))
+            .map(|i| item.apply(&Context::item(i, &self.args).at(self.catalog.instance())))
             .collect();
         let sizes: Vec<usize> = items.iter().map(bound::json_size).collect();
         let (mut page, mut has_more, mut cut) = (page, window.has_more, false);
@@ -923,8 +987,9 @@ fn embed_into(
     items: Vec<&Value>,
     total: Option<u64>,
     has_next: Option<bool>,
-    args: &Args,
+    ctx: &Context,
 ) {
+    let args = ctx.args;
     let first_page = PageRequest::new(Some(1), Some(embed.cap), embed.cap);
     let window = match (embed.keep, embed.window) {
         (Keep::Newest, WindowKind::Server) => bound::newest(items, embed.cap),
@@ -957,7 +1022,7 @@ fn embed_into(
     let items: Vec<Value> = window
         .items
         .iter()
-        .map(|i| embed.item.apply(&Context::item(i, args)))
+        .map(|i| embed.item.apply(&Context::item(i, args).at(ctx.instance)))
         .collect();
     map.insert(embed.field.clone(), Value::Array(items));
     if window.has_more {
@@ -1018,7 +1083,7 @@ mod tests {
                 items.iter().collect(),
                 total,
                 None,
-                &Args::new(),
+                &Context::of(&Value::Null),
             );
             value
         };

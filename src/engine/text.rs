@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::error::Error;
 use super::project::{Context, Field};
 use super::request::Args;
+use super::untrusted::{Rendering, neutralize};
 use crate::manifest::raw::Keep;
 
 /// A compiled `text:` block.
@@ -31,6 +32,9 @@ pub struct TextSpec {
     pub max_bytes: u64,
     pub keep: Keep,
     pub diff_file: Option<String>,
+    /// The text was written by forge users: hidden characters are made visible (see
+    /// `engine::untrusted`) and a resource's text block is wrapped in an envelope.
+    pub untrusted: Option<Rendering>,
 }
 
 /// The lines shown.
@@ -68,7 +72,7 @@ pub enum Cut {
 impl TextSpec {
     /// The text of an answer: `from` evaluated on it, or the body itself.
     pub fn text_of(&self, ctx: &Context) -> Option<String> {
-        match &self.from {
+        let text = match &self.from {
             Some(field) => match field.eval(ctx) {
                 Value::String(s) => Some(s),
                 _ => None,
@@ -77,7 +81,11 @@ impl TextSpec {
                 Value::String(s) => Some(s.clone()),
                 _ => None,
             },
-        }
+        }?;
+        Some(match self.untrusted {
+            Some(rendering) => neutralize(&text, rendering, ctx.instance).into_owned(),
+            None => text,
+        })
     }
 
     /// Checks the range before anything is fetched.
@@ -377,6 +385,7 @@ mod tests {
             max_bytes,
             keep,
             diff_file: None,
+            untrusted: None,
         }
     }
 

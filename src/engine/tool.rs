@@ -327,6 +327,29 @@ impl Tool {
         required.chain(optional).collect::<Vec<_>>().join(", ")
     }
 
+    /// The `_meta` of the tool's answers: which fields hold text written by forge users (see
+    /// `engine::untrusted`); `None` when none does.
+    pub fn untrusted_meta(&self) -> Option<Value> {
+        let at = if self.list.is_some() { "items[]." } else { "" };
+        let mut marks: Vec<_> = self
+            .project
+            .marks()
+            .into_iter()
+            .map(|m| (at.to_owned(), m))
+            .collect();
+        if let Some(rendering) = self.text.as_ref().and_then(|t| t.untrusted) {
+            marks.push((
+                String::new(),
+                super::untrusted::Mark {
+                    field: "text".into(),
+                    author: None,
+                    rendering,
+                },
+            ));
+        }
+        super::untrusted::describe(&marks)
+    }
+
     /// The method of the upstream call (`None` when the caller chooses it).
     pub fn method(&self) -> Option<Method> {
         self.call.method.fixed()
@@ -602,12 +625,8 @@ impl Call<'_> {
         }
     }
 
-    pub fn finish(
-        &self,
-        response: Response,
-        budget: usize,
-        allow: Option<&AllowList>,
-    ) -> Result<Value, Error> {
+    pub fn finish(&self, response: Response, serving: &Serving) -> Result<Value, Error> {
+        let (budget, allow) = (serving.budget, serving.allow);
         let bodiless = matches!(response.body, Body::Empty);
         let mut body = response.body.into_json();
         for path in &self.tool.secrets {
@@ -621,6 +640,7 @@ impl Call<'_> {
                 total_count: response.total_count,
                 answered: None,
             },
+            instance: serving.instance,
         };
         if let (Some(list), Some(page)) = (&self.tool.list, self.page) {
             let items = match &list.from {
@@ -661,7 +681,11 @@ impl Call<'_> {
             let mut items: Vec<Value> = window
                 .items
                 .iter()
-                .map(|i| self.tool.project.apply(&Context::item(i, &self.args)))
+                .map(|i| {
+                    self.tool
+                        .project
+                        .apply(&Context::item(i, &self.args).at(serving.instance))
+                })
                 .collect();
             let (mut page, mut has_more, mut note) = (page, window.has_more, None);
             let sizes: Vec<usize> = items.iter().map(bound::json_size).collect();
@@ -775,6 +799,17 @@ impl Call<'_> {
             budget,
         ))
     }
+}
+
+/// What the service holds an answer to.
+#[derive(Debug, Clone, Copy)]
+pub struct Serving<'a> {
+    /// The most bytes the answer may hold.
+    pub budget: usize,
+    /// The repositories it may show (`--allow-repos`).
+    pub allow: Option<&'a AllowList>,
+    /// The forge's host.
+    pub instance: &'a str,
 }
 
 /// Room kept in a budget for a page's envelope and its continuation sentence.

@@ -277,6 +277,19 @@ pub struct TextDef {
     /// The argument naming one file of a unified diff: the answer is that file's part, and
     /// without it the list of files.
     pub diff_file: Option<String>,
+    /// The text was written by forge users (a file, a log, a wiki page), and how the forge
+    /// shows it: hidden text is made visible and a resource's text block is enveloped.
+    pub untrusted: Option<RenderingDef>,
+}
+
+/// How the forge shows a user-written text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RenderingDef {
+    /// As it is (a file, a log, a diff).
+    Plain,
+    /// As markdown (a wiki page).
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::{
     Annotations, CacheScope, CallToolResult, CompleteResult, CompletionInfo, ContentBlock,
-    ErrorCode, ReadResourceResult, Resource as McpResource, ResourceContents, ResourceTemplate,
-    Role, Tool as McpTool, ToolAnnotations,
+    ErrorCode, MetaObject, ReadResourceResult, Resource as McpResource, ResourceContents,
+    ResourceTemplate, Role, Tool as McpTool, ToolAnnotations,
 };
 use serde_json::{Value, json};
 
@@ -47,14 +47,19 @@ pub fn concrete(resource: &Resource) -> McpResource {
 }
 
 pub fn read_result(uri: &str, output: ReadOutput, with_token: bool) -> ReadResourceResult {
+    // What the answer says about itself goes with its JSON block, the one it describes.
+    let mut meta = output.meta.and_then(meta_object);
     let contents = output
         .blocks
         .into_iter()
         .map(|b| ResourceContents::TextResourceContents {
             uri: uri.to_owned(),
+            meta: match b.mime {
+                "application/json" => meta.take(),
+                _ => None,
+            },
             mime_type: Some(b.mime.to_owned()),
             text: b.text,
-            meta: None,
         })
         .collect();
     let mut result = ReadResourceResult::new(contents);
@@ -122,13 +127,15 @@ pub fn meta_tool(meta: Meta) -> McpTool {
 
 /// A resource read through `read_resource`: each block as text, as `resources/read` has it.
 pub fn read_as_tool(output: ReadOutput) -> CallToolResult {
-    CallToolResult::success(
+    let mut result = CallToolResult::success(
         output
             .blocks
             .into_iter()
             .map(|b| ContentBlock::text(b.text))
             .collect(),
-    )
+    );
+    result.meta = output.meta.and_then(meta_object);
+    result
 }
 
 /// A failed `read_resource`: the message, and the very error `resources/read` would have
@@ -149,13 +156,22 @@ pub fn read_failure(table: &ErrorTable, uri: &str, error: &Error) -> CallToolRes
 
 /// A successful call: the structured result, and the same JSON as text for clients that read
 /// only text.
-pub fn tool_success(value: Value) -> CallToolResult {
+pub fn tool_success(value: Value, meta: Option<Value>) -> CallToolResult {
     // serde_json's writer rather than `Value`'s `Display` (what `CallToolResult::structured`
     // uses), which passes every piece through `fmt::Formatter`: it showed in the server's profile.
     let text = serde_json::to_string(&value).expect("a JSON value always serializes");
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
+    result.meta = meta.and_then(meta_object);
     result
+}
+
+/// A `_meta` object, from the engine's JSON.
+fn meta_object(meta: Value) -> Option<MetaObject> {
+    match meta {
+        Value::Object(map) => Some(MetaObject(map)),
+        _ => None,
+    }
 }
 
 /// A failed call: an `isError` result whose text says what happened and what to do.

@@ -409,3 +409,24 @@ pub fn initialize_body(version: &str) -> String {
     })
     .to_string()
 }
+
+/// The text inside the envelope forgelens wraps user-written text in, and the envelope's
+/// opening tag; panics when `text` is not one whole envelope.
+pub fn enveloped(text: &str) -> (&str, &str) {
+    let (open, rest) = text
+        .split_once('\n')
+        .unwrap_or_else(|| panic!("not enveloped: {text}"));
+    let tag = open
+        .strip_prefix('<')
+        .and_then(|o| o.split(' ').next())
+        .filter(|t| t.starts_with("untrusted-"))
+        .unwrap_or_else(|| panic!("not enveloped: {text}"));
+    let inner = rest
+        .strip_suffix(&format!("\n</{tag}>"))
+        .unwrap_or_else(|| panic!("the envelope is not closed last: {text}"));
+    assert!(
+        !inner.contains(tag),
+        "the boundary occurs inside the envelope: {text}"
+    );
+    (open, inner)
+}

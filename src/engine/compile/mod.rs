@@ -178,6 +178,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
             .collect(),
         lists: manifests.tools.search.lists.clone(),
         max_answer_bytes: usize::MAX,
+        instance: String::new(),
     })
 }
 
@@ -442,7 +443,23 @@ impl Compiler {
     ) -> Option<Projection> {
         let before = self.findings.len();
         let fields = self.fields(file, raw, sources, vars, "");
-        (self.findings.len() == before).then(|| Projection::new(fields))
+        let projection = Projection::new(fields);
+        for mark in projection.marks() {
+            let Some(author) = &mark.author else { continue };
+            let sibling = match mark.field.rsplit_once('.') {
+                Some((parent, _)) => format!("{parent}.{author}"),
+                None => author.clone(),
+            };
+            if !projection.has(&sibling) {
+                let top = mark.field.split('.').next().unwrap_or_default();
+                let pos = raw.get(top).map_or(Pos::start(file), |v| Pos::of(file, v));
+                self.push(pos, checks::EXPRESSION, format!(
+                    "field `{}`: `untrusted({author})` names `{author}`, which is not a field beside it; name the field that holds who wrote the text",
+                    mark.field
+                ));
+            }
+        }
+        (self.findings.len() == before).then_some(projection)
     }
 
     fn fields(
@@ -607,6 +624,10 @@ impl Compiler {
             max_bytes,
             keep: t.keep,
             diff_file: t.diff_file.clone(),
+            untrusted: t.untrusted.map(|r| match r {
+                raw::RenderingDef::Plain => super::untrusted::Rendering::Plain,
+                raw::RenderingDef::Markdown => super::untrusted::Rendering::Markdown,
+            }),
         })
     }
 

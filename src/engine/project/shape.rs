@@ -264,6 +264,7 @@ impl Expr {
                 Pipe::FirstLine
                 | Pipe::Excerpt(_)
                 | Pipe::StripCredentials
+                | Pipe::Untrusted(_)
                 | Pipe::Default(_)
                 | Pipe::Count
                 | Pipe::Present
