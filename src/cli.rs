@@ -209,6 +209,10 @@ pub struct ServeArgs {
     /// any other are not sent and lists leave them out [env: FORGELENS_ALLOW_REPOS].
     #[arg(long, value_name = "OWNER/REPO,…", value_delimiter = ',')]
     pub allow_repos: Option<Vec<String>>,
+    /// On public repositories, withhold text written by accounts without write access (read
+    /// it on purpose with include_untrusted) [env: FORGELENS_LOCKDOWN].
+    #[arg(long)]
+    pub lockdown: bool,
     #[command(flatten)]
     pub manifests: ManifestArgs,
 }
@@ -244,6 +248,7 @@ impl ServeArgs {
             sudo: self.sudo || outer.sudo,
             max_answer_bytes: self.max_answer_bytes.or(outer.max_answer_bytes),
             allow_repos: self.allow_repos.or_else(|| outer.allow_repos.clone()),
+            lockdown: self.lockdown || outer.lockdown,
             manifests: self.manifests.or(&outer.manifests),
         }
     }
@@ -265,6 +270,7 @@ impl ServeArgs {
             sudo: self.sudo,
             max_answer_bytes: self.max_answer_bytes,
             allow_repos: self.allow_repos.clone(),
+            lockdown: self.lockdown,
         }
     }
 }

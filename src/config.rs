@@ -42,6 +42,7 @@ pub const SESSIONS_VARS: &[&str] = &["FORGELENS_HTTP_SESSIONS"];
 pub const HEADER_TIMEOUT_VARS: &[&str] = &["FORGELENS_HEADER_TIMEOUT"];
 pub const MAX_CONNECTIONS_VARS: &[&str] = &["FORGELENS_MAX_CONNECTIONS"];
 pub const ALLOW_REPOS_VARS: &[&str] = &["FORGELENS_ALLOW_REPOS"];
+pub const LOCKDOWN_VARS: &[&str] = &["FORGELENS_LOCKDOWN"];
 
 /// Whole-request timeout towards the forge when none is configured, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
@@ -125,6 +126,7 @@ pub struct Flags {
     pub sudo: bool,
     pub max_answer_bytes: Option<usize>,
     pub allow_repos: Option<Vec<String>>,
+    pub lockdown: bool,
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -150,6 +152,8 @@ pub struct Config {
     pub max_answer_bytes: usize,
     /// The only repositories requests may be about; `None`: any.
     pub allow: Option<AllowList>,
+    /// Withhold text by accounts without write access on public repositories.
+    pub lockdown: bool,
     /// What the operator should hear at start-up about how the settings were read.
     pub notes: Vec<String>,
 }
@@ -434,6 +438,7 @@ impl Config {
             sudo: look.flag(flags.sudo, SUDO_VARS)?,
             max_answer_bytes,
             allow,
+            lockdown: look.restriction(flags.lockdown, LOCKDOWN_VARS)?,
             notes,
         })
     }

@@ -7,7 +7,8 @@
 //! - [`engine`] — the manifests compiled into a catalog: router, URI templates, parameter
 //!   rules, request templates, projections, bounding, markdown; pure, no I/O.
 //! - [`forge`] — the HTTP client to the forge: auth, retries, timeouts, the body cap.
-//! - [`service`] — a catalog joined to a forge client: one read or call, end to end.
+//! - [`service`] — a catalog joined to a forge client: one read or call, end to end; with
+//!   [`cache`] and [`lockdown`] around it.
 //! - [`surface`] — which tools `tools/list` shows, and the meta-tools that reach the rest.
 //! - [`mcp`] — the rmcp adapter and its transports.
 //! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
@@ -20,6 +21,7 @@ pub mod config;
 pub mod engine;
 pub mod forge;
 pub mod lint;
+pub mod lockdown;
 pub mod manifest;
 pub mod mcp;
 pub mod service;

@@ -14,11 +14,13 @@ use crate::cache::ReadCache;
 use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
 use crate::engine::listing::Listed;
+use crate::engine::request::text_of as text_arg;
 use crate::engine::search::SearchIndex;
 use crate::engine::tool::{Form, Serving};
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
 use crate::forge::allow::AllowList;
 use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
+use crate::lockdown::{self, Lockdown};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::{self, Diagnostic, Finding, Sources};
@@ -92,6 +94,8 @@ pub struct Service {
     /// The repositories requests may be about (`--allow-repos`); the forge client holds every
     /// request path to it too.
     allow: Option<AllowList>,
+    /// `--lockdown`, with its kept verdicts.
+    lockdown: Option<Lockdown>,
 }
 
 impl Service {
@@ -143,6 +147,7 @@ impl Service {
             form: Form::Lean { sudo: config.sudo },
             index,
             allow: config.allow.clone(),
+            lockdown: config.lockdown.then(Lockdown::default),
         })
     }
 
@@ -209,6 +214,29 @@ impl Service {
     /// Reads one resource: from the cache when an answer there is still fresh, else from the
     /// forge (keeping the answer when it may be reused).
     pub async fn read(
+        &self,
+        uri: &str,
+        token: Option<&Token>,
+    ) -> Result<ReadOutput, engine::Error> {
+        let (uri, reveal) = match &self.lockdown {
+            Some(_) => lockdown::strip_reveal(uri),
+            None => (uri.to_owned(), false),
+        };
+        let mut output = self.read_whole(&uri, token).await?;
+        if let (Some(lockdown), false) = (&self.lockdown, reveal) {
+            let read = self.catalog.route(&uri)?;
+            let scope = (text_arg(&read.args, "owner"), text_arg(&read.args, "repo"));
+            if let (Some(owner), Some(repo)) = scope {
+                lockdown
+                    .filter_read(&self.forge, token, (&owner, &repo), &mut output, &uri)
+                    .await;
+            }
+        }
+        Ok(output)
+    }
+
+    /// Reads one resource as the forge has it, before lockdown.
+    async fn read_whole(
         &self,
         uri: &str,
         token: Option<&Token>,
@@ -324,6 +352,21 @@ impl Service {
         token: Option<&Token>,
     ) -> Result<Called, CallError> {
         let tool = self.reachable(name)?;
+        let mut arguments = arguments;
+        let reveal = match &self.lockdown {
+            Some(_) => arguments.remove(lockdown::REVEAL) == Some(Value::Bool(true)),
+            None => false,
+        };
+        let scope = (
+            arguments
+                .get("owner")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            arguments
+                .get("repo")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        );
         let call = tool.prepare(arguments)?;
         let request = call.request()?;
         if let Some(why) = self.allow.as_ref().and_then(|a| call.refusal(&request, a)) {
@@ -346,7 +389,29 @@ impl Service {
                 instance: self.catalog.instance(),
             },
         )?;
-        Ok(Called::Value(value, tool.untrusted_meta()))
+        let meta = tool.untrusted_meta();
+        let mut value = value;
+        if let (Some(lockdown), false, Some(meta)) = (&self.lockdown, reveal, &meta) {
+            let reveal = lockdown::Reveal::Tool(&tool.name);
+            match scope {
+                (Some(owner), Some(repo)) => {
+                    lockdown
+                        .filter(
+                            &self.forge,
+                            token,
+                            (&owner, &repo),
+                            &mut value,
+                            meta,
+                            reveal,
+                        )
+                        .await;
+                }
+                // Text from many repositories, or from none: whose write access would count is
+                // not known, so what an author wrote is withheld.
+                _ => lockdown::withhold_all(&mut value, meta, &reveal),
+            }
+        }
+        Ok(Called::Value(value, meta))
     }
 
     /// " (did you mean `x`?)" for the reachable tool nearest to `name`, or nothing.

@@ -25,6 +25,7 @@ mod labels;
 mod lifecycle;
 mod lint;
 mod load_fault;
+mod lockdown;
 mod paging;
 mod protocol;
 mod read_only;
