@@ -252,30 +252,7 @@ fn split(path: &str) -> (&str, &str) {
 }
 
 /// The objects at `path` (`""`: the value; `items[]`: each item; `head`: one member).
-fn objects<'v>(value: &'v Value, path: &str) -> Vec<&'v Value> {
-    let mut nodes = vec![value];
-    for step in path.split('.').filter(|s| !s.is_empty()) {
-        let (name, each) = match step.strip_suffix("[]") {
-            Some(name) => (name, true),
-            None => (step, false),
-        };
-        nodes = nodes
-            .into_iter()
-            .filter_map(|n| n.get(name))
-            .flat_map(|n| match (each, n) {
-                (true, Value::Array(items)) => items.iter().collect::<Vec<_>>(),
-                (true, _) => Vec::new(),
-                (false, n) => vec![n],
-            })
-            .collect();
-    }
-    nodes
-}
-
-fn objects_mut<'v>(
-    value: &'v mut Value,
-    path: &str,
-) -> Vec<&'v mut serde_json::Map<String, Value>> {
+fn objects<'v>(value: &'v mut Value, path: &str) -> Vec<&'v mut serde_json::Map<String, Value>> {
     let mut nodes = vec![value];
     for step in path.split('.').filter(|s| !s.is_empty()) {
         let (name, each) = match step.strip_suffix("[]") {
@@ -306,7 +283,7 @@ fn withhold(
     let mut withheld = Vec::new();
     for (author, fields) in authored {
         let (parent, name) = split(author);
-        for object in objects_mut(value, parent) {
+        for object in objects(value, parent) {
             let login = object.get(name).and_then(Value::as_str).map(str::to_owned);
             if login.as_deref().is_some_and(&trusted) {
                 continue;
@@ -397,12 +374,12 @@ mod tests {
 
     #[test]
     fn objects_are_found_at_their_paths() {
-        let v =
+        let mut v =
             json!({"author": "a", "items": [{"author": "b"}, {"author": "c"}], "head": {"x": 1}});
-        assert_eq!(objects(&v, "").len(), 1);
-        assert_eq!(objects(&v, "items[]").len(), 2);
-        assert_eq!(objects(&v, "head").len(), 1);
-        assert!(objects(&v, "missing[]").is_empty());
+        assert_eq!(objects(&mut v, "").len(), 1);
+        assert_eq!(objects(&mut v, "items[]").len(), 2);
+        assert_eq!(objects(&mut v, "head").len(), 1);
+        assert!(objects(&mut v, "missing[]").is_empty());
         assert_eq!(split("items[].body"), ("items[]", "body"));
         assert_eq!(split("body"), ("", "body"));
     }
