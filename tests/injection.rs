@@ -534,3 +534,70 @@ async fn marking_an_issue_read_with_30_comments_costs_at_most_5_percent_more_tok
     );
     assert!(meta_tokens <= 40, "the _meta costs {meta_tokens} tokens");
 }
+
+/// Every curated tool field whose name says it holds what someone wrote is marked untrusted,
+/// so a new tool cannot forget it.
+#[test]
+fn every_field_of_written_text_is_marked() {
+    const WRITTEN: &[&str] = &[
+        "title",
+        "body",
+        "body_excerpt",
+        "message",
+        "subject",
+        "description",
+        "notes",
+        "commit_subject",
+        "last_message",
+        "diff_hunk",
+        "issue_title",
+        "subject_title",
+        "old_title",
+        "new_title",
+        "full_name",
+        "pronouns",
+        "location",
+        "website",
+    ];
+    let catalog = forgelens::service::compile(&forgelens::manifest::Sources::builtin())
+        .expect("the built-in manifests compile");
+    let mut unmarked = Vec::new();
+    for tool in catalog.tools() {
+        let Some(schema) = tool.output_schema() else {
+            continue;
+        };
+        let schema = Value::Object(schema);
+        let (item, at) = match (
+            schema.pointer("/properties/items/items"),
+            schema.pointer("/properties/has_more").is_some(),
+        ) {
+            (Some(items), true) => (items, "items[]."),
+            _ => (&schema, ""),
+        };
+        let marked: Vec<String> = tool
+            .untrusted_meta()
+            .and_then(|m| m["forgelens/untrusted"].as_object().cloned())
+            .into_iter()
+            .flat_map(|by_author| {
+                by_author
+                    .into_iter()
+                    .flat_map(|(_, f)| f.as_array().cloned().unwrap_or_default())
+            })
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect();
+        for name in item["properties"]
+            .as_object()
+            .into_iter()
+            .flat_map(|p| p.keys())
+        {
+            let path = format!("{at}{name}");
+            if WRITTEN.contains(&name.as_str()) && !marked.contains(&path) {
+                unmarked.push(format!("{}: {path}", tool.name));
+            }
+        }
+    }
+    assert!(
+        unmarked.is_empty(),
+        "written text not marked untrusted: {unmarked:#?}"
+    );
+}
