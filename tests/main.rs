@@ -15,6 +15,7 @@ mod catalog_lists;
 mod catalog_serve;
 mod cli;
 mod commits;
+mod continuations;
 mod docs;
 mod faults;
 mod guards;

@@ -126,6 +126,19 @@ pub fn mention(tool: &str, via: Option<&str>) -> String {
 
 /// The truncation sentinel; `tool` is the tool as [`mention`] names it.
 pub fn sentinel(tool: &str, shown: usize, total: Option<u64>, next: Next) -> String {
+    sentinel_with(tool, &[], shown, total, next)
+}
+
+/// The truncation sentinel of a filtered list: the next call also names each filter
+/// (`state=closed`), so that it continues the same sequence.
+pub fn sentinel_with(
+    tool: &str,
+    filters: &[String],
+    shown: usize,
+    total: Option<u64>,
+    next: Next,
+) -> String {
+    let with: String = filters.iter().map(|f| format!("{f}, ")).collect();
     let shown_text = match (next, total) {
         (Next::Older { .. }, Some(total)) => format!("the newest {shown} of {total} items shown"),
         (_, Some(total)) => format!("{shown} of {total} items shown"),
@@ -133,7 +146,7 @@ pub fn sentinel(tool: &str, shown: usize, total: Option<u64>, next: Next) -> Str
     };
     let how = match next {
         Next::Page { page, limit } => {
-            format!("Use {tool} with page={page} and limit={limit} to fetch more.")
+            format!("Use {tool} with {with}page={page} and limit={limit} to fetch more.")
         }
         Next::Older { older, max_limit } if older <= max_limit => {
             format!("Use {tool} with page=1 and limit={older} to fetch the {older} older ones.")

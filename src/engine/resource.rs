@@ -96,7 +96,20 @@ pub(crate) enum Shape {
         window: WindowKind,
         /// A non-array answer is an entity, projected like an item.
         only_arrays: bool,
+        /// The read's variables the list's tool takes too: what its sentinel's call carries.
+        carried: Vec<Carried>,
     },
+}
+
+/// A variable of a list read that the list's tool takes as an argument.
+#[derive(Debug)]
+pub(crate) struct Carried {
+    /// The tool's argument.
+    pub arg: String,
+    /// The URI variable giving its value.
+    pub var: String,
+    /// The argument is an array: a comma-separated value of the URI is a list.
+    pub array: bool,
 }
 
 /// A bounded list inside an entity.
@@ -823,6 +836,48 @@ impl Read<'_> {
         })
     }
 
+    /// The tool a list read's sentinels name.
+    pub fn list_tool(&self) -> Option<&str> {
+        match &self.resource.shape {
+            Shape::List { tool, .. } => Some(tool),
+            Shape::Entity { .. } => None,
+        }
+    }
+
+    /// This read's URI at page `page` and `limit`: its `next`.
+    pub fn next_uri(&self, page: u64, limit: u64) -> String {
+        self.uri_with(&[(PAGE, page.to_string()), (LIMIT, limit.to_string())], &[])
+    }
+
+    /// The arguments of the list tool's call that returns page `page` at `limit` of this read's
+    /// list, filters included: what its sentinel names. Empty for a read that is not a list.
+    pub fn continuation(&self, page: u64, limit: u64) -> Map<String, Value> {
+        let Shape::List { carried, .. } = &self.resource.shape else {
+            return Map::new();
+        };
+        let mut args = Map::new();
+        for Carried { arg, var, array } in carried {
+            let Some(value) = text_of(&self.args, var) else {
+                continue;
+            };
+            let value = match array {
+                true => Value::Array(
+                    value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| Value::String(s.to_owned()))
+                        .collect(),
+                ),
+                false => Value::String(value),
+            };
+            args.insert(arg.clone(), value);
+        }
+        args.insert(PAGE.into(), page.into());
+        args.insert(LIMIT.into(), limit.into());
+        args
+    }
+
     fn list_envelope(
         &self,
         window: Window<&Value>,
@@ -856,16 +911,24 @@ impl Read<'_> {
                 page: page.page + 1,
                 limit: page.limit,
             };
-            let next_uri = self.uri_with(
-                &[
-                    (PAGE, (page.page + 1).to_string()),
-                    (LIMIT, page.limit.to_string()),
-                ],
-                &[],
-            );
+            let next_uri = self.next_uri(page.page + 1, page.limit);
             out.insert("next".into(), Value::String(next_uri));
-            let mut sentinel =
-                bound::sentinel(&self.catalog.mention(tool), shown, window.total, next);
+            let filters: Vec<String> = self
+                .continuation(page.page + 1, page.limit)
+                .into_iter()
+                .filter(|(k, _)| k != PAGE && k != LIMIT)
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}={s}"),
+                    other => format!("{k}={other}"),
+                })
+                .collect();
+            let mut sentinel = bound::sentinel_with(
+                &self.catalog.mention(tool),
+                &filters,
+                shown,
+                window.total,
+                next,
+            );
             if cut {
                 sentinel = format!(
                     "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.] {sentinel}",

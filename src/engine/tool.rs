@@ -355,6 +355,12 @@ impl Tool {
         self.call.method.fixed()
     }
 
+    /// Whether the tool's argument `name` is an array (`None`: it has no such argument).
+    pub fn takes_array(&self, name: &str) -> Option<bool> {
+        let arg = self.args.iter().find(|a| a.name == name)?;
+        Some(arg.check.schema().get("type") == Some(&json!("array")))
+    }
+
     /// The tool's largest page size (1 for a tool that does not page).
     pub fn max_limit(&self) -> u64 {
         self.list.as_ref().map_or(1, |l| l.max_limit)

@@ -345,6 +345,11 @@ pub struct ListDef {
     /// entity (a contents path may be a directory or a file).
     #[serde(default)]
     pub only_arrays: bool,
+    /// The tool's arguments that take a URI variable of another name (`filepath: path`): the
+    /// sentinel's call gives them the read's values. Query variables the tool takes by the same
+    /// name are carried without saying.
+    #[serde(default)]
+    pub args: IndexMap<String, Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -10,6 +10,7 @@ use crate::engine::listing::Listing;
 use crate::engine::project::Projection;
 use crate::engine::render::Renderer;
 use crate::engine::request::RequestTemplate;
+use crate::engine::resource::Carried;
 use crate::engine::resource::{
     Cache, Check, Embed, EmbedSource, Expect, LIMIT, Markdown, PAGE, Param, Provisional, Resource,
     Shape,
@@ -428,6 +429,46 @@ impl Compiler {
             Some(p) => self.projection(FILE, p, &[], vars)?,
             None => Projection::identity(),
         };
+        // The read's filters the tool takes too: its sentinel names them with their values.
+        let tool = tools
+            .index
+            .get(&list.value.tool.value)
+            .map(|&i| &tools.tools[i]);
+        let mut carried: Vec<Carried> = template
+            .query_vars()
+            .iter()
+            .filter(|v| *v != PAGE && *v != LIMIT)
+            .filter_map(|v| {
+                Some(Carried {
+                    arg: v.clone(),
+                    var: v.clone(),
+                    array: tool?.takes_array(v)?,
+                })
+            })
+            .collect();
+        for (arg, var) in &list.value.args {
+            let Some(tool) = tool else { break };
+            match (
+                tool.takes_array(arg),
+                template.vars().any(|v| v == var.value),
+            ) {
+                (Some(array), true) => carried.push(Carried {
+                    arg: arg.clone(),
+                    var: var.value.clone(),
+                    array,
+                }),
+                (None, _) => self.push(
+                    Pos::of(FILE, var),
+                    checks::UNBOUND_PLACEHOLDER,
+                    format!("`{}` takes no argument `{arg}`", tool.name),
+                ),
+                (_, false) => self.push(
+                    Pos::of(FILE, var),
+                    checks::UNBOUND_PLACEHOLDER,
+                    format!("`{}` is not a variable of {}", var.value, template.as_str()),
+                ),
+            }
+        }
         Some(Shape::List {
             from,
             item,
@@ -435,6 +476,7 @@ impl Compiler {
             tool: list.value.tool.value.clone(),
             window: list.value.window,
             only_arrays: list.value.only_arrays,
+            carried,
         })
     }
 

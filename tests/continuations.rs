@@ -1,0 +1,148 @@
+//! Continuations carry every bound value: for every list resource of the shipped manifests,
+//! with random filters and page sizes, the call its sentinel names (the list tool with the
+//! read's filters, page and limit) sends the forge exactly the request that reading its `next`
+//! URI sends. Both are planned without a forge: the engine plans requests without I/O.
+
+use proptest::prelude::*;
+use std::sync::LazyLock;
+
+use serde_json::{Map, Value};
+
+use forgelens::engine::Catalog;
+use forgelens::engine::resource::Slot;
+use forgelens::manifest::Sources;
+
+static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
+    forgelens::service::compile(&Sources::builtin()).expect("the built-in manifests compile")
+});
+
+/// Candidate values for a variable, some of which its rule refuses (those cases are skipped).
+fn candidates(var: &str) -> Vec<&'static str> {
+    match var {
+        "owner" | "org" => vec!["acme", "a.b", "x-y"],
+        "repo" => vec!["widgets", "w_2"],
+        "state" => vec!["open", "closed", "all"],
+        "labels" => vec!["bug", "bug,ui", "kind/bug,area/cache", "ä"],
+        "ref" => vec!["main", "v1.2.0", "feature/x"],
+        "index" => vec!["1", "12"],
+        "kind" => vec!["issue", "pr"],
+        "path" => vec!["src", "docs/guide"],
+        _ => vec!["x"],
+    }
+}
+
+fn request_of(planned: &forgelens::forge::Request) -> (String, String, Vec<(String, String)>) {
+    let mut query = planned.query.clone();
+    query.sort();
+    (
+        planned.method.as_str().to_owned(),
+        planned.path.clone(),
+        query,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_sentinels_call_continues_the_same_filtered_sequence(
+        pick in proptest::collection::vec(0usize..8, 8),
+        drop in proptest::collection::vec(any::<bool>(), 8),
+        page in 1u64..5,
+        limit in 1u64..30,
+        which in 0usize..64,
+    ) {
+        let catalog = &*CATALOG;
+        let lists: Vec<_> = catalog
+            .resources()
+            .iter()
+            .filter(|r| r.template.query_vars().iter().any(|v| v == "page"))
+            .collect();
+        let resource = lists[which % lists.len()];
+        let template = &resource.template;
+        let query = std::cell::RefCell::new(Vec::new());
+        let value = |i: usize, var: &str| {
+            let c = candidates(var);
+            c[pick[i % pick.len()] % c.len()].to_owned()
+        };
+        let uri = template.expand(|var| {
+            let i = template.vars().position(|v| v == var).unwrap_or(0);
+            match var {
+                "page" => Some(page.to_string()),
+                "limit" => Some(limit.to_string()),
+                _ if template.query_vars().iter().any(|v| v == var) && drop[i % drop.len()] => None,
+                _ => {
+                    if template.query_vars().iter().any(|v| v == var) {
+                        query.borrow_mut().push(var.to_owned());
+                    }
+                    Some(value(i, var))
+                }
+            }
+        });
+        let Ok(read) = catalog.route(&uri) else {
+            // A value the variable's rule refuses: nothing to continue.
+            return Ok(());
+        };
+        let continuation = read.continuation(page + 1, limit);
+        prop_assert!(continuation.contains_key("page"), "{uri} is a list");
+        // What the agent adds from the read's context: the path's variables the tool takes.
+        let tool_name = read.list_tool().expect("a list names its tool").to_owned();
+        let tool = catalog.tool(&tool_name).expect("the list's tool exists");
+        let mut args: Map<String, Value> = continuation.clone();
+        for var in template.path_vars() {
+            if tool.takes_array(var).is_some() {
+                args.insert(var.to_owned(), read.args[var].clone());
+            }
+        }
+        // Every filter the read was given is carried.
+        for var in query.borrow().iter() {
+            if tool.takes_array(var).is_some() {
+                prop_assert!(continuation.contains_key(var), "{uri}: {var} is not carried: {continuation:?}");
+            }
+        }
+        let by_tool = tool
+            .prepare(args.clone())
+            .and_then(|call| call.request())
+            .unwrap_or_else(|e| panic!("{uri}: the sentinel's call {tool_name} {args:?} is refused: {e}"));
+        let next = catalog.route(&read.next_uri(page + 1, limit)).expect("next routes");
+        let planned = next.plan().expect("next plans");
+        let by_next = planned
+            .iter()
+            .find(|p| p.slot == Slot::Primary(0))
+            .expect("a primary request");
+        prop_assert_eq!(
+            request_of(&by_tool),
+            request_of(&by_next.request),
+            "{} → {:?}", uri, args
+        );
+    }
+}
+
+/// The bug this guards: a filtered read's sentinel named the tool without the filter, so that
+/// following it listed open issues after closed ones.
+#[tokio::test]
+async fn a_filtered_reads_sentinel_names_its_filters() {
+    let forge = crate::support::tool_world::forge().await;
+    let server = crate::support::Launch::new(&forge).start().await;
+    let page = server
+        .read_json("forgejo://repo/acme/widgets/issues?state=closed&labels=kind/bug,ui&limit=1")
+        .await;
+    assert_eq!(
+        page["truncated"],
+        "[truncated: 1 of 2 items shown. Use list_repo_issues tool with state=closed, labels=[\"kind/bug\",\"ui\"], page=2 and limit=1 to fetch more.]"
+    );
+    let entry = crate::support::tool_world::tool_fixture("content_file.json");
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/contents/src",
+        crate::support::fake_forge::Reply::Whole(vec![entry.clone(), entry]),
+    );
+    let dir = server
+        .read_json("forgejo://repo/acme/widgets/contents/src?ref=main&limit=1")
+        .await;
+    assert_eq!(
+        dir["truncated"],
+        "[truncated: 1 of 2 items shown. Use list_repo_contents tool with ref=main, filepath=src, page=2 and limit=1 to fetch more.]"
+    );
+    server.stop().await;
+}
