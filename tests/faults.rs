@@ -502,3 +502,19 @@ async fn reads_beyond_the_upstream_cap_wait_and_are_not_dropped() {
         assert_eq!(read.await.unwrap()["id"], i as u64 + 1);
     }
 }
+
+/// A read assembled without the answers it planned is an error the caller can report, not a
+/// panic that takes the server down.
+#[test]
+fn a_read_assembled_without_its_answers_is_an_error() {
+    let catalog = forgelens::service::compile(&forgelens::manifest::Sources::builtin())
+        .expect("the built-in manifests compile");
+    let read = catalog
+        .route("forgejo://repo/acme/widgets/issue/12")
+        .unwrap();
+    let error = read.assemble(Vec::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the read is missing the answer to its primary request"
+    );
+}

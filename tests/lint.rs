@@ -135,6 +135,8 @@ fn cases() -> Vec<Case> {
         r(checks::MARKDOWN_FIELD, resources(&THING.replace("    cache: mutable", "    project: {body: $.body}\n    markdown: {template: '{{ bdy }}'}\n    cache: mutable")), "markdown:"),
         r(checks::EXPRESSION, resources(&THING.replace("    cache: mutable", "    project: {a: $.a | shout}\n    cache: mutable")), "project:"),
         r(checks::EXPRESSION, resources(&THING.replace("    cache: mutable", "    project:\n      body: $.body | untrusted(writer)\n    cache: mutable")), "body:"),
+        r(checks::EXPRESSION, resources(&THING.replace("    cache: mutable", "    project:\n      kind: '$.pr | then({knd})'\n    cache: mutable")), "kind:"),
+        t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {type: string, pattern: '[a-z]+', description: Owner.}"), "owner:"),
         r(
             checks::UNKNOWN_TOOL,
             resources(&THING.replace("uri: forgejo://repo/{owner}/thing/{id}", "uri: 'forgejo://repo/{owner}/things{?page,limit}'").replace("{owner: name, id: id}", "{owner: name, page: id, limit: id}").replace("/things/{owner}/{id}", "/things/{owner}").replace("    cache: mutable", "    list: {tool: list_thing}\n    cache: mutable")),

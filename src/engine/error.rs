@@ -64,6 +64,10 @@ pub enum Error {
     /// The forge answered, but not with the entity asked for (a parent check failed).
     #[error("{0}")]
     NotFound(String),
+    /// A read was assembled without an answer it planned: a caller that skipped
+    /// [`Read::follow_up`](super::resource::Read::follow_up), not the forge.
+    #[error("the read is missing the answer to {0}")]
+    Unanswered(&'static str),
 }
 
 impl Error {
@@ -114,7 +118,7 @@ impl ErrorTable {
             Error::Forge(ForgeError::ReadOnly { .. } | ForgeError::NotAllowed { .. }) => {
                 Reason::Forbidden
             }
-            Error::Forge(_) => Reason::UpstreamError,
+            Error::Forge(_) | Error::Unanswered(_) => Reason::UpstreamError,
         }
     }
 

@@ -325,7 +325,9 @@ impl Expr {
         };
         base.into_iter()
             .chain(self.pipes.iter().filter_map(|p| match p {
-                Pipe::Default(Operand::Arg(name)) => Some(name.as_str()),
+                Pipe::Default(Operand::Arg(name)) | Pipe::Then(Operand::Arg(name)) => {
+                    Some(name.as_str())
+                }
                 _ => None,
             }))
     }

@@ -539,7 +539,7 @@ impl Read<'_> {
                 Slot::EmbedPage(i, page) => embed_pages[i].push((page, response)),
             }
         }
-        let (alternative, primary) = primary.expect("assemble follows a successful primary answer");
+        let (alternative, primary) = primary.ok_or(Error::Unanswered("its primary request"))?;
         let Response {
             status,
             total_count,
@@ -615,7 +615,7 @@ impl Read<'_> {
                         EmbedSource::Fetch(_) => {
                             let first = embed_first[i]
                                 .take()
-                                .expect("an embed fetch was planned and answered");
+                                .ok_or(Error::Unanswered("an embedded list's request"))?;
                             let mut pages = std::mem::take(&mut embed_pages[i]);
                             pages.sort_by_key(|(p, _)| *p);
                             let (header, first_has_next) = (first.total_count, first.has_next);

@@ -287,7 +287,20 @@ impl Schema {
 
 /// A compiled `pattern`. A generated catalog repeats a few patterns hundreds of times (owner
 /// and repository names), and compiling each once keeps start-up short.
+///
+/// A JSON Schema pattern matches anywhere in the value, so one that is not anchored at both
+/// ends would let anything around the part it describes through (a rule's pattern is anchored
+/// by the compiler; an inline one must say so itself).
 fn pattern(source: &str) -> Result<Regex, String> {
+    // `\$` is a dollar sign, not the end: an odd run of backslashes before it escapes it.
+    let backslashes = source
+        .strip_suffix('$')
+        .map(|rest| rest.chars().rev().take_while(|c| *c == '\\').count());
+    if !source.starts_with('^') || backslashes.is_none_or(|n| n % 2 == 1) {
+        return Err(format!(
+            "`pattern` `{source}` is not anchored: a JSON Schema pattern matches anywhere in the value, so write `^(?:{source})$`"
+        ));
+    }
     static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
     let mut compiled = COMPILED
         .lock()
@@ -436,6 +449,8 @@ mod tests {
         for bad in [
             json!({"type": "str"}),
             json!({"pattern": "("}),
+            json!({"type": "string", "pattern": "[a-z]+"}),
+            json!({"type": "string", "pattern": "^[a-z]+\\$"}),
             json!({"enum": []}),
             json!({"items": 1}),
         ] {
