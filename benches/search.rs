@@ -15,13 +15,14 @@ mod search_eval;
 use forgelens::engine::search::Weights;
 use forgelens::manifest::Sources;
 
-const FILES: [&str; 6] = [
+const FILES: [&str; 7] = [
     "dev.yaml",
     "test.yaml",
     "holdout.yaml",
     "final.yaml",
     "final2.yaml",
     "final3.yaml",
+    "final4.yaml",
 ];
 
 fn main() {

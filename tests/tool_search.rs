@@ -1,6 +1,6 @@
 //! `search_tools` against the evaluation set in `tests/fixtures/search_eval/`: task phrasings,
-//! each with the tools that do the task. `final.yaml`, `final2.yaml` and `final3.yaml` are the
-//! held-out sets: each written by someone who saw neither the ranking, nor the manifest's
+//! each with the tools that do the task. `final.yaml`, `final2.yaml`, `final3.yaml` and
+//! `final4.yaml` are the held-out sets: each written by someone who saw neither the ranking, nor the manifest's
 //! keywords and search tables, nor the other sets, and used for nothing but measuring. `dev.yaml`, `test.yaml` and
 //! `holdout.yaml` were written the same way but then used to tune the weights and, last, folded
 //! into the tools' `keywords`, so their figures say little. `cargo bench --bench search` prints
@@ -56,7 +56,7 @@ fn measure(service: &Service, cases: &[Case]) -> Score {
 
 /// The held-out sets: the right tool first for at least 75% of the phrasings, and in the top 5
 /// for at least 93%. These are floors against regressions, not the targets: the top-5 target
-/// is 95%, and the clean set is at 92% (docs/performance.md, "Finding a tool").
+/// is 95%, and the two clean sets are at 92.0% and 95.3% (docs/performance.md, "Finding a tool").
 #[test]
 fn search_tools_finds_the_tool_for_a_task_in_words() {
     let held_out = held_out();
@@ -82,6 +82,7 @@ fn held_out() -> Vec<Case> {
     let mut all = cases("final.yaml");
     all.extend(cases("final2.yaml"));
     all.extend(cases("final3.yaml"));
+    all.extend(cases("final4.yaml"));
     all
 }
 
