@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::config::{self, CatalogSource, Config, Flags, HttpConfig, HttpFlags};
 use crate::forge::{self, ClientOptions};
 use crate::manifest::{FileId, Source, Sources};
-use crate::service::{CallError, Called, Service, StartError};
+use crate::service::{CallError, Called, Service, StartError, ToolAnswer};
 use crate::{catalog, lint, mcp};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
@@ -683,7 +683,7 @@ fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {
         Err((message, code)) => return fail(&message, code),
     };
     match runtime().block_on(service.call(tool, arguments, service.token())) {
-        Ok(Called::Value(value, _)) => {
+        Ok(Called::Value(ToolAnswer { value, .. })) => {
             print(&serde_json::to_string_pretty(&value).expect("a JSON value serializes"))
         }
         Ok(Called::Read(output)) => {

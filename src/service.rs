@@ -17,6 +17,7 @@ use crate::engine::listing::Listed;
 use crate::engine::request::text_of as text_arg;
 use crate::engine::search::SearchIndex;
 use crate::engine::tool::{Form, Serving};
+use crate::engine::untrusted::Envelope;
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
 use crate::forge::allow::AllowList;
 use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
@@ -65,10 +66,31 @@ pub enum CallError {
 /// What a call gives back.
 #[derive(Debug)]
 pub enum Called {
-    /// A tool's structured result, and what it says about itself (its `_meta`).
-    Value(Value, Option<Value>),
+    /// A tool's result.
+    Value(ToolAnswer),
     /// The blocks of a resource, read through `read_resource`.
     Read(ReadOutput),
+}
+
+/// A tool's result: the structured value, what it says about itself (its `_meta`), and, when
+/// the text a client shows the model differs from the value's JSON, that text.
+#[derive(Debug)]
+pub struct ToolAnswer {
+    pub value: Value,
+    pub meta: Option<Value>,
+    /// The value's JSON with user-written text enveloped (a text tool's `text`), for the
+    /// result's content; the structured value keeps the text as it is.
+    pub shown: Option<String>,
+}
+
+impl ToolAnswer {
+    fn plain(value: Value) -> ToolAnswer {
+        ToolAnswer {
+            value,
+            meta: None,
+            shown: None,
+        }
+    }
 }
 
 /// One entry of `tools/list`.
@@ -411,7 +433,21 @@ impl Service {
                 _ => lockdown::withhold_all(&mut value, meta, &reveal),
             }
         }
-        Ok(Called::Value(value, meta))
+        // The text a client shows the model: a text tool's user-written text in an envelope.
+        let shown = match (
+            tool.untrusted_text(),
+            value.get("text").and_then(Value::as_str),
+        ) {
+            (true, Some(text)) => {
+                let envelope = Envelope::fresh(std::iter::once(text));
+                let mut shown = value.clone();
+                shown["text"] =
+                    Value::String(envelope.wrap(text, &tool.name, None, &request.describe()));
+                Some(serde_json::to_string(&shown).expect("a JSON value always serializes"))
+            }
+            _ => None,
+        };
+        Ok(Called::Value(ToolAnswer { value, meta, shown }))
     }
 
     /// " (did you mean `x`?)" for the reachable tool nearest to `name`, or nothing.
@@ -459,7 +495,9 @@ impl Service {
                     .and_then(Value::as_u64)
                     .unwrap_or(surface::DEFAULT_SEARCH_RESULTS);
                 let found = self.search(&text(&arguments, "query"), limit as usize);
-                Ok(Called::Value(engine::tool::within(found, budget), None))
+                Ok(Called::Value(ToolAnswer::plain(engine::tool::within(
+                    found, budget,
+                ))))
             }
             Meta::DescribeTools => {
                 let names: Vec<String> = match arguments.remove("names") {
@@ -469,10 +507,10 @@ impl Service {
                         .collect(),
                     _ => Vec::new(),
                 };
-                Ok(Called::Value(
-                    engine::tool::within(self.describe(&names)?, budget),
-                    None,
-                ))
+                Ok(Called::Value(ToolAnswer::plain(engine::tool::within(
+                    self.describe(&names)?,
+                    budget,
+                ))))
             }
             Meta::CallReadTool | Meta::CallWriteTool => {
                 let name = text(&arguments, "name");

@@ -137,12 +137,29 @@ async fn call(server: &Server, tool: &str, args: Value) -> Delivered {
         .await
         .unwrap_or_else(|e| panic!("{tool}: {e:?}"));
     assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
+    let meta = result.meta.map(|m| Value::Object(m.0));
+    // A text tool's text, as the result's content shows it to the model: held to what a
+    // text block is held to.
+    let names_text = meta
+        .as_ref()
+        .is_some_and(|m| m.to_string().contains("\"text\""));
+    let mut blocks = Vec::new();
+    if names_text {
+        let shown: Value = serde_json::from_str(
+            result.content[0]
+                .as_text()
+                .map(|t| t.text.as_str())
+                .unwrap_or_default(),
+        )
+        .expect("the content is the result's JSON");
+        blocks.push(shown["text"].as_str().unwrap_or_default().to_owned());
+    }
     Delivered {
         what: format!("{tool} {args}"),
-        blocks: Vec::new(),
+        blocks,
         json: vec![(
             result.structured_content.expect("a structured result"),
-            result.meta.map(|m| Value::Object(m.0)),
+            meta,
         )],
     }
 }

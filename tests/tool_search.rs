@@ -37,7 +37,7 @@ fn search(service: &Service, arguments: Value) -> Value {
         .unwrap();
     let arguments = arguments.as_object().cloned().unwrap();
     match runtime.block_on(service.call("search_tools", arguments, None)) {
-        Ok(Called::Value(value, _)) => value,
+        Ok(Called::Value(answer)) => answer.value,
         other => panic!("search_tools answers with a value, not {other:?}"),
     }
 }

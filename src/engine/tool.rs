@@ -350,6 +350,11 @@ impl Tool {
         super::untrusted::describe(&marks)
     }
 
+    /// Whether the tool answers with a text forge users wrote (a file, a log, a diff).
+    pub fn untrusted_text(&self) -> bool {
+        self.text.as_ref().is_some_and(|t| t.untrusted.is_some())
+    }
+
     /// The method of the upstream call (`None` when the caller chooses it).
     pub fn method(&self) -> Option<Method> {
         self.call.method.fixed()

@@ -15,6 +15,7 @@ use super::PAGE_SIZE;
 use crate::engine::listing::Listed;
 use crate::engine::tool::Form;
 use crate::engine::{self, Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
+use crate::service::ToolAnswer;
 use crate::surface::Meta;
 
 /// Immutable resources are for the assistant and always worth reading.
@@ -156,13 +157,15 @@ pub fn read_failure(table: &ErrorTable, uri: &str, error: &Error) -> CallToolRes
 
 /// A successful call: the structured result, and the same JSON as text for clients that read
 /// only text.
-pub fn tool_success(value: Value, meta: Option<Value>) -> CallToolResult {
+pub fn tool_success(answer: ToolAnswer) -> CallToolResult {
     // serde_json's writer rather than `Value`'s `Display` (what `CallToolResult::structured`
     // uses), which passes every piece through `fmt::Formatter`: it showed in the server's profile.
-    let text = serde_json::to_string(&value).expect("a JSON value always serializes");
+    let text = answer.shown.unwrap_or_else(|| {
+        serde_json::to_string(&answer.value).expect("a JSON value always serializes")
+    });
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(value);
-    result.meta = meta.and_then(meta_object);
+    result.structured_content = Some(answer.value);
+    result.meta = answer.meta.and_then(meta_object);
     result
 }
 

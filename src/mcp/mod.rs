@@ -330,7 +330,7 @@ impl ServerHandler for Server {
             .run(&context, self.service.call(&request.name, arguments, token))
             .await?
         {
-            Ok(Called::Value(value, meta)) => Ok(convert::tool_success(value, meta).into()),
+            Ok(Called::Value(answer)) => Ok(convert::tool_success(answer).into()),
             Ok(Called::Read(output)) => Ok(convert::read_as_tool(output).into()),
             Err(unknown @ CallError::Unknown { .. }) => Err(ErrorData::invalid_params(
                 format!("{unknown}, and search_tools finds the rest"),
