@@ -18,6 +18,7 @@ mod commits;
 mod continuations;
 mod docs;
 mod faults;
+mod golden;
 mod guards;
 mod hardening;
 mod http;

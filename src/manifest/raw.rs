@@ -85,6 +85,10 @@ pub struct ToolManifest {
     /// Toolset name → one-line description.
     #[serde(default)]
     pub toolsets: IndexMap<String, String>,
+    /// Arguments declared once: a request placeholder that a tool does not declare under its
+    /// own `args` takes the declaration of its name here.
+    #[serde(default)]
+    pub arguments: IndexMap<String, Spanned<ArgDef>>,
     /// The JSON type of each projected field, by the field's own name (`number: integer`,
     /// `labels: [string]`): what the tools' output schemas announce.
     #[serde(default)]

@@ -60,7 +60,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     let mut tools = Vec::new();
     let mut tool_index = HashMap::new();
     for def in &manifests.tools.tools {
-        if let Some(tool) = c.tool(def, &toolsets, &defaults) {
+        if let Some(tool) = c.tool(def, &toolsets, &defaults, &manifests.tools.arguments) {
             if tool_index.contains_key(&tool.name) {
                 c.push(
                     Pos::of(FileId::Tools, &def.name),

@@ -28,6 +28,7 @@ impl Compiler {
         def: &raw::ToolDef,
         toolsets: &IndexMap<String, String>,
         defaults: &Defaults,
+        shared: &IndexMap<String, Spanned<raw::ArgDef>>,
     ) -> Option<Tool> {
         let file = FileId::Tools;
         let before = self.findings.len();
@@ -69,8 +70,28 @@ impl Compiler {
         } else {
             &[SUDO]
         };
+        // A placeholder the tool leaves to the shared declarations takes its place among the
+        // tool's own arguments by the order of the request line: before the first own argument
+        // that the line places after it (arguments it does not place come last).
+        let placeholders: Vec<&str> = call.iter().flat_map(|c| c.placeholders()).collect();
+        let at = |name: &str| placeholders.iter().position(|p| *p == name);
+        let mut declared: Vec<(&String, &Spanned<raw::ArgDef>)> = def.args.iter().collect();
+        for name in &placeholders {
+            if declared.iter().any(|(own, _)| own == name) {
+                continue;
+            }
+            let Some(inherited) = shared.get_key_value(*name) else {
+                continue;
+            };
+            let here = at(name);
+            let before = declared
+                .iter()
+                .position(|(own, _)| at(own).is_none_or(|p| Some(p) > here))
+                .unwrap_or(declared.len());
+            declared.insert(before, inherited);
+        }
         let mut args = Vec::new();
-        for (arg_name, arg) in &def.args {
+        for &(arg_name, arg) in &declared {
             let pos = Pos::of(file, arg);
             if reserved.contains(&arg_name.as_str()) {
                 self.push(
@@ -95,14 +116,14 @@ impl Compiler {
         }
         if let Some(call) = &call {
             for placeholder in call.placeholders() {
-                if !def.args.contains_key(placeholder) {
+                if !declared.iter().any(|(n, _)| *n == placeholder) {
                     self.push(Pos::of(file, &def.call), checks::UNBOUND_PLACEHOLDER, format!(
-                        "`{{{placeholder}}}` in `{}` is not an argument; declare it under `args`", def.call.value
+                        "`{{{placeholder}}}` in `{}` is not an argument; declare it under `args` (or once for every tool, under `arguments`)", def.call.value
                     ));
                 }
             }
         }
-        let arg_names: Vec<&str> = def.args.keys().map(String::as_str).collect();
+        let arg_names: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
         let project = match &def.project {
             Some(p) => self.projection(file, p, &[], &arg_names),
             None => Some(Projection::identity()),
@@ -137,7 +158,7 @@ impl Compiler {
             .as_ref()
             .and_then(|p| self.item_schema(def, p, &local_types));
         let secrets = self.secrets(file, &def.secrets);
-        let scope = self.tool_scope(def);
+        let scope = self.tool_scope(def, &arg_names);
         let call = call?;
         let mut annotations = Annotations::for_method(call.method.fixed());
         if let Some(a) = &def.annotations {
@@ -205,7 +226,7 @@ impl Compiler {
     }
 
     /// What `--allow-repos` holds the tool to: `touches` and `repository_of`.
-    fn tool_scope(&mut self, def: &raw::ToolDef) -> Scope {
+    fn tool_scope(&mut self, def: &raw::ToolDef, arg_names: &[&str]) -> Scope {
         let file = FileId::Tools;
         let touches = def.touches.as_ref().and_then(|t| {
             if t.value == "unknown" {
@@ -216,7 +237,9 @@ impl Compiler {
                 Some((arg(o)?, arg(r)?))
             });
             match parsed {
-                Some((o, r)) if def.args.contains_key(&o) && def.args.contains_key(&r) => {
+                Some((o, r))
+                    if arg_names.contains(&o.as_str()) && arg_names.contains(&r.as_str()) =>
+                {
                     Some(Touches::Args(o, r))
                 }
                 _ => {
