@@ -89,10 +89,11 @@ pub struct ToolManifest {
     /// own `args` takes the declaration of its name here.
     #[serde(default)]
     pub arguments: IndexMap<String, Spanned<ArgDef>>,
-    /// The JSON type of each projected field, by the field's own name (`number: integer`,
-    /// `labels: [string]`): what the tools' output schemas announce.
+    /// The JSON type of each projected field, by the field's own name: type → the names of
+    /// that type (`integer: [id, number]`, `'[string]': [labels]`): what the tools' output
+    /// schemas announce.
     #[serde(default)]
-    pub field_types: IndexMap<String, Spanned<String>>,
+    pub field_types: IndexMap<String, Vec<Spanned<String>>>,
     #[serde(default)]
     pub tools: Vec<ToolDef>,
     /// The tools `--tool-surface core` lists by name; the rest are reached through the
@@ -232,7 +233,8 @@ pub struct ResourceDef {
     pub markdown: Option<Spanned<MarkdownDef>>,
     /// Serves the answer's text (a file) as a bounded range of lines.
     pub text: Option<Spanned<TextDef>>,
-    pub cache: Spanned<CacheClass>,
+    /// `mutable` (the default: the answer may change at any time) or `immutable`.
+    pub cache: Option<Spanned<CacheClass>>,
     /// For an immutable resource: answers that are not final yet, reused for a short time only.
     pub provisional: Option<Spanned<ProvisionalDef>>,
 }
@@ -411,9 +413,9 @@ pub struct ToolDef {
     pub secrets: Vec<Spanned<String>>,
     /// Fields of the result (for a list: of each item).
     pub project: Option<Projection>,
-    /// Types of this tool's fields that differ from the manifest's `field_types`.
+    /// Types of this tool's fields that differ from the manifest's `field_types` (same form).
     #[serde(default)]
-    pub field_types: IndexMap<String, Spanned<String>>,
+    pub field_types: IndexMap<String, Vec<Spanned<String>>>,
     /// The repository the call creates or changes besides the one its path names, as
     /// `{owner_arg}/{name_arg}`, or `unknown` when it cannot be told before the call: what
     /// `--allow-repos` holds the call to.

@@ -659,7 +659,10 @@ impl Compiler {
         params: &[Param],
         defaults: &Defaults,
     ) -> Cache {
-        match def.cache.value {
+        let Some(class) = &def.cache else {
+            return Cache::Mutable;
+        };
+        match class.value {
             CacheClass::Mutable => Cache::Mutable,
             CacheClass::Immutable => {
                 let keyed = params
@@ -667,7 +670,7 @@ impl Compiler {
                     .any(|p| p.rule.is_full_sha() && template.path_vars().any(|v| v == p.name));
                 if !keyed {
                     self.push(
-                        Pos::of(FILE, &def.cache),
+                        Pos::of(FILE, class),
                         checks::MUTABLE_KEY,
                         format!(
                             "{} is marked immutable but no path variable is a full 40-hex commit sha",

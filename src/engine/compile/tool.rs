@@ -291,19 +291,28 @@ impl Compiler {
     /// Parses a `field_types` map; a bad type name is a finding.
     pub(super) fn field_type_table(
         &mut self,
-        defs: &IndexMap<String, Spanned<String>>,
+        defs: &IndexMap<String, Vec<Spanned<String>>>,
     ) -> HashMap<String, FieldType> {
         let mut table = HashMap::new();
-        for (name, text) in defs {
-            match text.value.parse() {
-                Ok(ty) => {
-                    table.insert(name.clone(), ty);
+        for (type_text, names) in defs {
+            let ty: FieldType = match type_text.parse() {
+                Ok(ty) => ty,
+                Err(message) => {
+                    let pos = names
+                        .first()
+                        .map_or(Pos::start(FileId::Tools), |n| Pos::of(FileId::Tools, n));
+                    self.push(pos, checks::FIELD_TYPE, message);
+                    continue;
                 }
-                Err(message) => self.push(
-                    Pos::of(FileId::Tools, text),
-                    checks::FIELD_TYPE,
-                    format!("field type of `{name}`: {message}"),
-                ),
+            };
+            for name in names {
+                if let Some(earlier) = table.insert(name.value.clone(), ty.clone()) {
+                    self.push(
+                        Pos::of(FileId::Tools, name),
+                        checks::FIELD_TYPE,
+                        format!("`{}` is typed twice, `{earlier}` and `{ty}`", name.value),
+                    );
+                }
             }
         }
         table
@@ -351,14 +360,17 @@ impl Compiler {
     }
 
     /// A declared field type no tool's projection uses is a leftover or a misspelling.
-    pub(super) fn unused_field_types(&mut self, defs: &IndexMap<String, Spanned<String>>) {
-        for (name, text) in defs {
-            if !self.field_types_used.contains(name) && self.field_types.contains_key(name) {
+    pub(super) fn unused_field_types(&mut self, defs: &IndexMap<String, Vec<Spanned<String>>>) {
+        for name in defs.values().flatten() {
+            if !self.field_types_used.contains(&name.value)
+                && self.field_types.contains_key(&name.value)
+            {
                 self.push(
-                    Pos::of(FileId::Tools, text),
+                    Pos::of(FileId::Tools, name),
                     checks::FIELD_TYPE,
                     format!(
-                        "field type `{name}` is declared but no tool projects a field of that name"
+                        "field type `{}` is declared but no tool projects a field of that name",
+                        name.value
                     ),
                 );
             }

@@ -294,7 +294,7 @@ fn declared(
     types: &mut dyn FnMut(&str) -> Option<FieldType>,
 ) -> Result<FieldType, String> {
     types(name).ok_or_else(|| {
-        format!("its type is not declared: add `{name}: <type>` under `field_types`")
+        format!("its type is not declared: add `{name}` to its type's list under `field_types`")
     })
 }
 
@@ -401,7 +401,10 @@ mod tests {
         )]);
         let err = p.schema(&mut types).unwrap_err();
         assert_eq!(err[0].field, "head.repo");
-        assert!(err[0].message.contains("add `repo: <type>`"), "{err:?}");
+        assert!(
+            err[0].message.contains("add `repo` to its type's list"),
+            "{err:?}"
+        );
     }
 
     #[test]
