@@ -22,6 +22,10 @@ pub struct ResourceManifest {
     pub rules: IndexMap<String, Spanned<RuleDef>>,
     /// How upstream failures become wire errors.
     pub errors: Spanned<ErrorsDef>,
+    /// Template variables declared once: a variable a resource does not list under its own
+    /// `params` takes the rule of its name here.
+    #[serde(default)]
+    pub variables: IndexMap<String, Spanned<String>>,
     #[serde(default)]
     pub defaults: DefaultsDef,
     #[serde(default)]

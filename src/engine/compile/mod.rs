@@ -54,6 +54,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     c.rules(FileId::Resources, &manifests.resources.rules);
     c.rules(FileId::Tools, &manifests.tools.rules);
     let errors = c.errors(&manifests.resources.errors);
+    c.variables = manifests.resources.variables.clone();
     let defaults = Defaults::from(&manifests.resources.defaults, &mut c);
     let toolsets = manifests.tools.toolsets.clone();
     c.field_types = c.field_type_table(&manifests.tools.field_types);
@@ -262,6 +263,8 @@ impl Compiler {
 struct Compiler {
     findings: Vec<Finding>,
     rules: IndexMap<String, Arc<Rule>>,
+    /// The resource manifest's `variables`: the rule of a variable a resource leaves out.
+    variables: IndexMap<String, Spanned<String>>,
     /// The manifest's `field_types`, and which of them a tool's projection asked for.
     field_types: HashMap<String, FieldType>,
     field_types_used: HashSet<String>,

@@ -225,9 +225,14 @@ impl Compiler {
         let uri_pos = Pos::of(FILE, &def.uri);
         let mut params = Vec::new();
         for var in vars {
-            match def.params.get(*var) {
+            let declared = def
+                .params
+                .get(*var)
+                .or_else(|| self.variables.get(*var))
+                .cloned();
+            match declared {
                 Some(rule_name) => {
-                    if let Some(rule) = self.rule(FILE, rule_name) {
+                    if let Some(rule) = self.rule(FILE, &rule_name) {
                         params.push(Param {
                             name: (*var).to_owned(),
                             rule,
@@ -238,7 +243,7 @@ impl Compiler {
                 None => self.push(
                     uri_pos,
                     checks::UNRULED_VARIABLE,
-                    format!("variable `{var}` has no rule; add `{var}: <rule>` under `params`"),
+                    format!("variable `{var}` has no rule; add `{var}: <rule>` under `params` (or once for every resource, under `variables`)"),
                 ),
             }
         }
