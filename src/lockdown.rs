@@ -80,11 +80,18 @@ impl Lockdown {
         }
         logins.sort();
         logins.dedup();
-        let mut trusted = HashMap::new();
-        for login in logins.iter().flatten() {
-            let verdict = self.may_write(forge, token, owner, repo, login).await;
-            trusted.insert(login.clone(), verdict);
-        }
+        // Asked at once: a thread of many authors costs one round trip, not one per author.
+        let asked = logins
+            .iter()
+            .flatten()
+            .map(|login| self.may_write(forge, token, owner, repo, login));
+        let verdicts = futures::future::join_all(asked).await;
+        let trusted: HashMap<&str, bool> = logins
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .zip(verdicts)
+            .collect();
         withhold(
             value,
             &authored,
@@ -114,6 +121,11 @@ impl Lockdown {
             return;
         };
         let Ok(mut value) = serde_json::from_str::<Value>(&json.text) else {
+            // The engine always writes JSON; were it not, nothing could be checked: withhold.
+            output.blocks = vec![crate::engine::Block {
+                mime: "text/plain",
+                text: "[withheld by lockdown: the answer could not be checked]".into(),
+            }];
             return;
         };
         let reveal_uri = reveal_uri(uri);
