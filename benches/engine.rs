@@ -50,6 +50,25 @@ fn catalog() -> Catalog {
     forgelens::service::compile(&Sources::builtin()).expect("the shipped manifests compile")
 }
 
+/// The shipped manifests with every `| untrusted` mark and `untrusted:` text flag taken out.
+fn unmarked_catalog() -> Catalog {
+    let marks = regex::Regex::new(
+        r" \| untrusted(\([^)]*\))?|\n\s+untrusted: (plain|markdown)|, untrusted: (plain|markdown)",
+    )
+    .expect("a constant pattern compiles");
+    let strip = |source: forgelens::manifest::Source| forgelens::manifest::Source {
+        text: marks.replace_all(&source.text, "").into_owned(),
+        ..source
+    };
+    let shipped = Sources::builtin();
+    let sources = Sources {
+        resources: strip(shipped.resources),
+        tools: strip(shipped.tools),
+        catalog: None,
+    };
+    forgelens::service::compile(&sources).expect("the unmarked manifests compile")
+}
+
 /// What the forge of `world` answers to `request`; how many comments the issue thread has is
 /// the only knob.
 fn respond(request: &Request, comments: usize) -> Response {
@@ -148,6 +167,16 @@ fn engine(c: &mut Criterion) {
         b.iter_batched(
             || issue_answers.clone(),
             |answers| read_once(&catalog, ISSUE_URI, answers),
+            BatchSize::SmallInput,
+        )
+    });
+    // The same read from manifests without `| untrusted`: what marking user-written text
+    // costs, measured in the same run as the read it is part of.
+    let unmarked = unmarked_catalog();
+    c.bench_function("read/issue_30_comments_unmarked", |b| {
+        b.iter_batched(
+            || issue_answers.clone(),
+            |answers| read_once(&unmarked, ISSUE_URI, answers),
             BatchSize::SmallInput,
         )
     });

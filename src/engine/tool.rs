@@ -75,8 +75,9 @@ pub struct Tool {
     pub(crate) secrets: Vec<JsonPath>,
     pub(crate) project: Projection,
     /// The JSON Schema of one result (of one item, for a list), from the projection and the
-    /// manifest's field types.
-    pub(crate) item_schema: Value,
+    /// manifest's field types; kept as JSON text, a fraction of the memory of the tree, which
+    /// [`Tool::output_schema`] builds when it is listed (see `docs/performance.md`, Memory).
+    pub(crate) item_schema: Box<str>,
     /// What `--allow-repos` holds the tool to, beyond the path of its request.
     pub(crate) scope: Scope,
     pub annotations: Annotations,
@@ -261,6 +262,9 @@ impl Tool {
     /// [`Tool::input_schema`].
     pub fn output_schema(&self) -> Option<Map<String, Value>> {
         let (method, list) = (self.call.method.fixed(), self.list.as_ref());
+        let item = || -> Value {
+            serde_json::from_str(&self.item_schema).expect("the compiler wrote this JSON")
+        };
         let schema = match (list, method) {
             (Some(_), _) => json!({
                 "type": "object",
@@ -270,11 +274,11 @@ impl Tool {
                     "total_count": {"type": "integer", "description": "Only when the forge reports it."},
                     "has_more": {"type": "boolean"},
                     "next_page": {"type": "integer"},
-                    "items": {"type": "array", "items": self.item_schema},
+                    "items": {"type": "array", "items": item()},
                 },
                 "required": ["page", "limit", "has_more", "items"],
             }),
-            (None, Some(Method::Get)) => self.item_schema.clone(),
+            (None, Some(Method::Get)) => item(),
             (None, _) => return None,
         };
         match schema {

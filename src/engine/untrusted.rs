@@ -90,6 +90,10 @@ pub fn neutralize<'t>(text: &'t str, rendering: Rendering, instance_host: &str) 
 
 /// Whether `c` is invisible or changes how the text around it is shown.
 fn hidden(c: char) -> bool {
+    // Below the soft hyphen only control characters hide anything: most text ends here.
+    if (c as u32) < 0xAD {
+        return c.is_control() && c != '\n' && c != '\t';
+    }
     matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
@@ -123,8 +127,13 @@ fn kept_in_context(c: char, prev: Option<char>, next: Option<char>) -> bool {
 
 /// The text with hidden characters escaped, or `None` when it has none.
 fn escape_hidden(text: &str) -> Option<String> {
+    // Printable ASCII, newlines and tabs hide nothing: the bytes are scanned up to the first
+    // that is anything else (fast), and only the text from there is decoded and looked at.
+    let start = text
+        .bytes()
+        .position(|b| !matches!(b, b' '..=b'~' | b'\n' | b'\t'))?;
     let suspect = |c: char| hidden(c) || is_variation_selector(c) || c == '\r';
-    if !text.chars().any(suspect) {
+    if !text[start..].chars().any(suspect) {
         return None;
     }
     let chars: Vec<char> = text.chars().collect();

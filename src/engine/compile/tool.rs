@@ -197,7 +197,7 @@ impl Compiler {
             return None;
         }
         let project = project?;
-        let item_schema = item_schema?;
+        let item_schema = item_schema?.to_string().into_boxed_str();
         Some(Tool {
             name: name.clone(),
             pos: Pos::of(file, &def.call),
