@@ -5,10 +5,13 @@
 use std::collections::HashMap;
 
 use rmcp::model::CompletionContext;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::fake_forge::GOOD_TOKEN;
-use crate::support::{FakeForge, Launch, Server, manifest_tools, run, tool_world};
+use crate::support::{
+    FakeForge, Launch, Server, is_read_only, manifest_tools, required_args, result_text, run,
+    tool_world,
+};
 
 /// Full names of repositories the world lists that `acme/widgets` does not cover. (The fork
 /// `bob/widgets` is named by the pull request whose head it holds, a fact of `acme/widgets`;
@@ -51,40 +54,16 @@ fn assert_no_request_outside(forge: &FakeForge) {
     }
 }
 
-fn text_of(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[tokio::test]
 async fn every_read_tool_stays_inside_the_list_and_shows_nothing_outside_it() {
     let (forge, server) = start("acme/widgets").await;
     let tools = server.client.list_all_tools().await.unwrap();
     let mut refused = Vec::new();
     for tool in manifest_tools(&tools) {
-        let readable = tool
-            .annotations
-            .as_ref()
-            .and_then(|a| a.read_only_hint)
-            .unwrap_or(false);
-        if !readable {
+        if !is_read_only(tool) {
             continue;
         }
-        let required: Vec<String> = tool
-            .input_schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let args = tool_world::sample_args(&tool.name, &required).unwrap();
+        let args = tool_world::sample_args(&tool.name, &required_args(tool)).unwrap();
         let result = server.call_ok_or_error(&tool.name, args).await;
         let text = serde_json::to_string(&result).unwrap();
         for other in OUTSIDE {
@@ -177,7 +156,7 @@ async fn a_call_or_read_outside_the_list_is_refused_before_anything_is_sent() {
     ];
     for (tool, args) in refused {
         let result = server.call_ok_or_error(tool, args.clone()).await;
-        let text = text_of(&result);
+        let text = result_text(&result);
         assert_eq!(result.is_error, Some(true), "{tool} {args}: {text}");
         // A dot segment is already refused as an argument; every other refusal names the list.
         if !text.contains("cannot be `.` or `..`") {
@@ -228,7 +207,7 @@ async fn an_answer_about_another_repository_is_withheld() {
     let result = server
         .call_ok_or_error("get_notification_thread", json!({"id": 5}))
         .await;
-    let text = text_of(&result);
+    let text = result_text(&result);
     assert_eq!(result.is_error, Some(true), "{text}");
     assert!(
         text.contains("carol/r1") && text.contains("withheld"),
@@ -318,7 +297,7 @@ async fn generated_tools_reach_only_the_listed_repositories() {
         ),
     ] {
         let result = server.call_ok_or_error(tool, args.clone()).await;
-        let text = text_of(&result);
+        let text = result_text(&result);
         assert_eq!(result.is_error, Some(true), "{tool} {args}: {text}");
         assert!(text.contains("allow-list"), "{tool}: {text}");
     }
@@ -329,6 +308,6 @@ async fn generated_tools_reach_only_the_listed_repositories() {
             json!({"owner": "acme", "repo": "widgets"}),
         )
         .await;
-    assert_ne!(inside.is_error, Some(true), "{}", text_of(&inside));
+    assert_ne!(inside.is_error, Some(true), "{}", result_text(&inside));
     server.stop().await;
 }

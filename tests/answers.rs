@@ -361,24 +361,10 @@ async fn every_output_schema_types_each_field_and_every_read_answer_fits_its_sch
         };
         let schema = Value::Object((**schema).clone());
         untyped(&schema, &tool.name, &mut bare);
-        let readable = tool
-            .annotations
-            .as_ref()
-            .and_then(|a| a.read_only_hint)
-            .unwrap_or(false);
-        if !readable {
+        if !crate::support::is_read_only(tool) {
             continue;
         }
-        let required: Vec<String> = tool
-            .input_schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let required = crate::support::required_args(tool);
         let args = tool_world::sample_args(&tool.name, &required).unwrap_or_else(|e| panic!("{e}"));
         let answer = server.call_ok(&tool.name, args).await;
         let validator = jsonschema::validator_for(&schema)

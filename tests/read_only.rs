@@ -3,39 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use rmcp::model::{CallToolResult, Tool};
-use serde_json::{Value, json};
+use rmcp::model::Tool;
+use serde_json::json;
 
 use crate::support::fake_forge::GOOD_TOKEN;
-use crate::support::{Launch, manifest_tools, tool_world};
-
-fn required(tool: &Tool) -> Vec<String> {
-    tool.input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn read_only(tool: &Tool) -> bool {
-    tool.annotations
-        .as_ref()
-        .and_then(|a| a.read_only_hint)
-        .unwrap_or(false)
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::support::{
+    Launch, is_read_only, manifest_tools, required_args, result_text, tool_world,
+};
 
 #[tokio::test]
 async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest() {
@@ -45,10 +19,10 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
     let all = everything.client.list_all_tools().await.unwrap();
     everything.stop().await;
     let all = manifest_tools(&all);
-    let writes: Vec<&Tool> = all.iter().copied().filter(|t| !read_only(t)).collect();
+    let writes: Vec<&Tool> = all.iter().copied().filter(|t| !is_read_only(t)).collect();
     let reads: BTreeSet<String> = all
         .iter()
-        .filter(|t| read_only(t))
+        .filter(|t| is_read_only(t))
         .map(|t| t.name.to_string())
         .collect();
     assert!(!writes.is_empty() && !reads.is_empty());
@@ -69,8 +43,8 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
 
     forge.clear_log();
     for tool in &listed {
-        let args =
-            tool_world::sample_args(&tool.name, &required(tool)).unwrap_or_else(|e| panic!("{e}"));
+        let args = tool_world::sample_args(&tool.name, &required_args(tool))
+            .unwrap_or_else(|e| panic!("{e}"));
         let result = server
             .call(&tool.name, args.clone())
             .await
@@ -80,7 +54,7 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
             Some(true),
             "{} {args}: {}",
             tool.name,
-            text_of(&result)
+            result_text(&result)
         );
         assert!(
             result.structured_content.is_some(),
@@ -104,7 +78,7 @@ async fn read_only_mode_calls_every_read_tool_with_get_only_and_refuses_the_rest
             .await
             .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name));
         assert_eq!(result.is_error, Some(true), "{} was not refused", tool.name);
-        let text = text_of(&result);
+        let text = result_text(&result);
         assert!(
             text.contains("not offered") && text.contains("read-only"),
             "{}: {text}",
@@ -137,7 +111,11 @@ async fn read_only_core_lists_no_write_and_call_read_tool_reaches_none() {
         .await;
     let listed = server.client.list_all_tools().await.unwrap();
     for tool in &listed {
-        assert!(read_only(tool), "{} is listed in read-only mode", tool.name);
+        assert!(
+            is_read_only(tool),
+            "{} is listed in read-only mode",
+            tool.name
+        );
     }
     let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
     assert!(!names.contains(&"call_write_tool"), "{names:?}");
@@ -146,8 +124,8 @@ async fn read_only_core_lists_no_write_and_call_read_tool_reaches_none() {
     forge.clear_log();
     for tool in &all {
         // A write is refused before its arguments are looked at.
-        let args = match read_only(tool) {
-            true => tool_world::sample_args(&tool.name, &required(tool))
+        let args = match is_read_only(tool) {
+            true => tool_world::sample_args(&tool.name, &required_args(tool))
                 .unwrap_or_else(|e| panic!("{e}")),
             false => json!({}),
         };
@@ -157,13 +135,13 @@ async fn read_only_core_lists_no_write_and_call_read_tool_reaches_none() {
                 json!({"name": tool.name, "arguments": args}),
             )
             .await;
-        match read_only(tool) {
+        match is_read_only(tool) {
             true => assert_ne!(
                 result.is_error,
                 Some(true),
                 "{}: {}",
                 tool.name,
-                text_of(&result)
+                result_text(&result)
             ),
             false => {
                 assert_eq!(
@@ -173,9 +151,9 @@ async fn read_only_core_lists_no_write_and_call_read_tool_reaches_none() {
                     tool.name
                 );
                 assert!(
-                    text_of(&result).contains("not offered"),
+                    result_text(&result).contains("not offered"),
                     "{}",
-                    text_of(&result)
+                    result_text(&result)
                 );
             }
         }
@@ -192,7 +170,7 @@ async fn read_only_core_lists_no_write_and_call_read_tool_reaches_none() {
     assert_only_gets(&forge);
     assert_eq!(
         forge.requests().len(),
-        all.iter().filter(|t| read_only(t)).count(),
+        all.iter().filter(|t| is_read_only(t)).count(),
         "one request per read tool, none for the rest"
     );
     server.stop().await;

@@ -9,15 +9,6 @@ use crate::support::fake_forge::{GOOD_TOKEN, Reply};
 use crate::support::fixtures::LABEL_ID;
 use crate::support::{FakeForge, Launch, Server};
 
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn failure(server: &Server, tool: &str, args: Value) -> CallToolResult {
     let result = server.call_ok_or_error(tool, args).await;
     assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
@@ -60,7 +51,10 @@ async fn an_unlisted_tool_runs_directly_and_through_call_read_tool_alike() {
         json!({"name": "list_org_labels", "arguments": bad}),
     )
     .await;
-    assert_eq!(text_of(&direct), text_of(&through));
+    assert_eq!(
+        crate::support::result_text(&direct),
+        crate::support::result_text(&through)
+    );
     assert!(forge.requests().is_empty(), "{:?}", forge.requests());
 
     // An unknown tool is the same protocol error either way.
@@ -96,9 +90,9 @@ async fn writes_go_through_call_write_tool_only() {
     )
     .await;
     assert!(
-        text_of(&refused).contains("call_write_tool"),
+        crate::support::result_text(&refused).contains("call_write_tool"),
         "{}",
-        text_of(&refused)
+        crate::support::result_text(&refused)
     );
     assert!(forge.requests().is_empty(), "{:?}", forge.requests());
 
@@ -118,9 +112,9 @@ async fn writes_go_through_call_write_tool_only() {
     )
     .await;
     assert!(
-        text_of(&nested).contains("meta-tool"),
+        crate::support::result_text(&nested).contains("meta-tool"),
         "{}",
-        text_of(&nested)
+        crate::support::result_text(&nested)
     );
     server.stop().await;
 }
@@ -162,7 +156,11 @@ async fn search_and_describe_reach_every_tool() {
     assert_eq!(described["unknown"][0]["name"], "nope");
 
     let error = failure(&server, "search_tools", json!({"query": 5})).await;
-    assert!(text_of(&error).contains("query"), "{}", text_of(&error));
+    assert!(
+        crate::support::result_text(&error).contains("query"),
+        "{}",
+        crate::support::result_text(&error)
+    );
     server.stop().await;
 }
 
@@ -268,7 +266,7 @@ async fn a_megabyte_on_one_line_comes_in_bounded_windows() {
         call["start_line"] = json!(1);
         call["start_byte"] = json!(next);
         let result = server.call("get_file_contents", call).await.unwrap();
-        let text = text_of(&result);
+        let text = crate::support::result_text(&result);
         assert!(text.len() <= 65_536, "{} bytes", text.len());
         let value = result.structured_content.unwrap();
         joined.push_str(value["text"].as_str().unwrap());
@@ -310,9 +308,9 @@ async fn a_long_log_comes_back_as_its_bounded_tail() {
         .await
         .unwrap();
     assert!(
-        text_of(&result).len() <= 48 * 1024,
+        crate::support::result_text(&result).len() <= 48 * 1024,
         "{}",
-        text_of(&result).len()
+        crate::support::result_text(&result).len()
     );
     let value = result.structured_content.unwrap();
     assert_eq!(value["end_line"], 50_000);
@@ -350,9 +348,9 @@ async fn an_oversized_page_becomes_a_smaller_page_that_continues_exactly() {
             .await
             .unwrap();
         assert!(
-            text_of(&result).len() <= 48 * 1024,
+            crate::support::result_text(&result).len() <= 48 * 1024,
             "{}",
-            text_of(&result).len()
+            crate::support::result_text(&result).len()
         );
         let value = result.structured_content.unwrap();
         seen.extend(
@@ -404,9 +402,9 @@ async fn the_escape_hatch_answer_is_bounded() {
         .await
         .unwrap();
     assert!(
-        text_of(&result).len() <= 48 * 1024,
+        crate::support::result_text(&result).len() <= 48 * 1024,
         "{}",
-        text_of(&result).len()
+        crate::support::result_text(&result).len()
     );
     let value = result.structured_content.unwrap();
     assert_eq!(value["truncated"], false, "the forge's own field stays");

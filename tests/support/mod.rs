@@ -430,3 +430,34 @@ pub fn enveloped(text: &str) -> (&str, &str) {
     );
     (open, inner)
 }
+
+/// The names of a listed tool's required arguments.
+pub fn required_args(tool: &rmcp::model::Tool) -> Vec<String> {
+    tool.input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a listed tool is annotated read-only.
+pub fn is_read_only(tool: &rmcp::model::Tool) -> bool {
+    tool.annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false)
+}
+
+/// The text blocks of a tool result, joined by newlines.
+pub fn result_text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
