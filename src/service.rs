@@ -244,9 +244,9 @@ impl Service {
             Some(_) => lockdown::strip_reveal(uri),
             None => (uri.to_owned(), false),
         };
-        let mut output = self.read_whole(&uri, token).await?;
+        let read = self.catalog.route(&uri)?;
+        let mut output = self.read_whole(&read, &uri, token).await?;
         if let (Some(lockdown), false) = (&self.lockdown, reveal) {
-            let read = self.catalog.route(&uri)?;
             let scope = (text_arg(&read.args, "owner"), text_arg(&read.args, "repo"));
             if let (Some(owner), Some(repo)) = scope {
                 lockdown
@@ -257,13 +257,13 @@ impl Service {
         Ok(output)
     }
 
-    /// Reads one resource as the forge has it, before lockdown.
+    /// Reads one resource, routed, as the forge has it: before lockdown.
     async fn read_whole(
         &self,
+        read: &engine::resource::Read<'_>,
         uri: &str,
         token: Option<&Token>,
     ) -> Result<ReadOutput, engine::Error> {
-        let read = self.catalog.route(uri)?;
         if let Some(kept) = self.cache.get(token, uri, Instant::now()) {
             return Ok(kept);
         }
