@@ -1,11 +1,11 @@
 //! `search_tools` against the evaluation set in `tests/fixtures/search_eval/`: task phrasings,
-//! each with the tools that do the task. `final.yaml`, `final2.yaml`, `final3.yaml` and
-//! `final4.yaml` are the held-out sets: each written by someone who saw neither the ranking, nor the manifest's
-//! keywords and search tables, nor the other sets, and used for nothing but measuring. `dev.yaml`, `test.yaml` and
-//! `holdout.yaml` were written the same way but then used to tune the weights and, last, folded
-//! into the tools' `keywords`, so their figures say little. `cargo bench --bench search` prints
-//! every figure (docs/performance.md records them).
-
+//! each with the tools that do the task, every file written by someone who saw neither the
+//! ranking, nor the manifest's keywords and search tables, nor the other files. `final4.yaml`
+//! and `final5.yaml` are the held-out sets, used for nothing but measuring. The others were
+//! used to change the ranking (`dev`, `test` and `holdout` also folded into the tools'
+//! `keywords`; the misses of `final`, `final2` and `final3` read for the search tables), so
+//! their figures say little. `cargo bench --bench search` prints every figure
+//! (docs/performance.md records them).
 use serde_json::{Value, json};
 
 use forgelens::config::{Config, Flags};
@@ -54,9 +54,9 @@ fn measure(service: &Service, cases: &[Case]) -> Score {
     })
 }
 
-/// The held-out sets: the right tool first for at least 75% of the phrasings, and in the top 5
-/// for at least 93%. These are floors against regressions, not the targets: the top-5 target
-/// is 95%, and the two clean sets are at 92.0% and 95.3% (docs/performance.md, "Finding a tool").
+/// The sets no change of the ranking was drawn from: the right tool first for at least 75% of
+/// the phrasings, and in the top 5 for at least 95%, the targets of the tool surface
+/// (docs/performance.md, "Finding a tool").
 #[test]
 fn search_tools_finds_the_tool_for_a_task_in_words() {
     let held_out = held_out();
@@ -76,13 +76,13 @@ fn search_tools_finds_the_tool_for_a_task_in_words() {
 
 /// What the held-out sets must reach, in percent of their phrasings.
 const FIRST: f64 = 75.0;
-const TOP5: f64 = 93.0;
+const TOP5: f64 = 95.0;
 
+/// `final4.yaml` (its totals seen, its misses never read) and `final5.yaml` (measured once):
+/// the earlier sets' misses were read to change the ranking, so they are no longer held out.
 fn held_out() -> Vec<Case> {
-    let mut all = cases("final.yaml");
-    all.extend(cases("final2.yaml"));
-    all.extend(cases("final3.yaml"));
-    all.extend(cases("final4.yaml"));
+    let mut all = cases("final4.yaml");
+    all.extend(cases("final5.yaml"));
     all
 }
 
@@ -125,4 +125,33 @@ fn a_hit_names_the_tool_its_arguments_and_how_to_call_it() {
     assert!(value["note"].as_str().unwrap().contains("call_with"));
     let none = search(&service(None), json!({"query": "zzzz qqqq"}));
     assert_eq!(none["tools"], json!([]));
+}
+
+/// Kinds of phrasing the ranking reads: a duration stands for tracked time, things in the
+/// plural only asked to be shown want their list, and an apostrophe's lone letter is no word.
+#[test]
+fn durations_plurals_and_apostrophes_are_read() {
+    let service = service(None);
+    let first = |query: &str| {
+        search(&service, json!({"query": query, "limit": 5}))["tools"][0]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    for query in ["log 45m on #3", "2h15m spent on issue 8 yesterday"] {
+        assert!(
+            first(query).contains("tracked_time"),
+            "{query}: {}",
+            first(query)
+        );
+    }
+    let shown = first("show me the open tickets of acme/widgets");
+    assert!(
+        ["list_repo_issues", "search_issues"].contains(&shown.as_str()),
+        "a list of issues, not {shown}"
+    );
+    assert_eq!(
+        first("what's blocking issue 17?"),
+        "list_issue_dependencies"
+    );
 }

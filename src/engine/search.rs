@@ -99,6 +99,9 @@ fn one_slip(a: &str, b: &str) -> bool {
     }
 }
 
+/// The verb of tools that read one thing.
+const GET: &str = "get";
+
 /// A verb the query asks for after another one counts for this much of the first.
 const LATER_VERB: f32 = 0.5;
 
@@ -169,6 +172,8 @@ pub enum Shape {
     Sha,
     /// `#12`: the forge's way of naming an issue or a pull request.
     Number,
+    /// A span of time written the way trackers take it: `1h30m`, `45m`, `2h`.
+    Duration,
 }
 
 impl Shape {
@@ -183,6 +188,9 @@ impl Shape {
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         {
             return Some(Shape::Number);
+        }
+        if is_duration(t) {
+            return Some(Shape::Duration);
         }
         let digits_and_dots = |s: &str| {
             !s.is_empty()
@@ -217,6 +225,24 @@ impl Shape {
         }
         None
     }
+}
+
+/// Whether `t` is a run of numbers each followed by a unit of time (`1h30m`, `45m`, `2h`).
+fn is_duration(t: &str) -> bool {
+    let mut rest = t;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Some(unit) = rest[digits..].chars().next() else {
+            return false;
+        };
+        if digits == 0 || !"hms".contains(unit) {
+            return false;
+        }
+        rest = &rest[digits + 1..];
+        parts += 1;
+    }
+    parts > 0
 }
 
 /// What people say, and what the tools say for it; the keys are stemmed word sequences.
@@ -378,7 +404,8 @@ impl Vocabulary {
             }
         }
         for (i, (word, stemmed)) in raw.iter().zip(&stems).enumerate() {
-            if covered[i] || STOP_WORDS.contains(&word.as_str()) {
+            // A lone letter is what an apostrophe leaves ("what's", "PR's"), not a word.
+            if covered[i] || word.len() < 2 || STOP_WORDS.contains(&word.as_str()) {
                 continue;
             }
             add(stemmed.clone(), 1.0, &mut terms);
@@ -578,9 +605,11 @@ impl SearchIndex {
                     .map(|(at, s)| (at, s.as_str())),
             )
             .collect();
-        // Things named in the plural, and nothing asked of them: a list of them.
-        if plural && asked.is_empty() && changes != Some(true) {
-            asked.extend(self.vocabulary.lists.iter().map(|l| (0, l.as_str())));
+        // Things named in the plural, and nothing asked of them but to be shown: a list of
+        // them ("show me the open tickets").
+        if plural && changes != Some(true) && asked.iter().all(|(_, verb)| *verb == GET) {
+            let at = asked.first().map_or(0, |(at, _)| *at);
+            asked.extend(self.vocabulary.lists.iter().map(|l| (at, l.as_str())));
         }
         asked.sort();
         let first = asked.first().map(|(at, _)| *at);
@@ -723,6 +752,11 @@ mod tests {
             ("deadbeef", None),
             ("1234567", None),
             ("#12", Some(Shape::Number)),
+            ("1h30m", Some(Shape::Duration)),
+            ("45m", Some(Shape::Duration)),
+            ("2h,", Some(Shape::Duration)),
+            ("h2", None),
+            ("1d", None),
             ("#x", None),
             ("https://example.com/a.html", None),
             ("e.g.", None),

@@ -154,6 +154,8 @@ pub struct ShapesDef {
     pub sha: Vec<String>,
     #[serde(default)]
     pub number: Vec<String>,
+    #[serde(default)]
+    pub duration: Vec<String>,
 }
 
 /// A named parameter rule: a small, JSON-Schema-like description of one value.

@@ -147,6 +147,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
         (super::search::Shape::Version, shapes.version.clone()),
         (super::search::Shape::Sha, shapes.sha.clone()),
         (super::search::Shape::Number, shapes.number.clone()),
+        (super::search::Shape::Duration, shapes.duration.clone()),
     ];
     if !c.findings.is_empty() {
         c.findings
