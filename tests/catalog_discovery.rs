@@ -1,211 +1,89 @@
-//! Finding the catalog: every template listed with its bounds, read, refused and not found;
-//! `resources/list` offering the token's repositories page by page; completion from the forge.
+//! Finding the catalog: every template listed with its bounds, and read, refused and not found
+//! as its case in `tests/fixtures/catalog/templates.yaml` says (so a new resource is tested
+//! from YAML); `resources/list` offering the token's repositories page by page; completion
+//! from the forge.
 
 use std::collections::{BTreeSet, HashMap};
 
 use forgelens::engine::Catalog;
 use forgelens::manifest::Sources;
 use rmcp::model::{CompletionContext, PaginatedRequestParams};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::support::catalog_world::{self, USER_REPOS};
-use crate::support::fake_forge::GOOD_TOKEN;
-use crate::support::fixtures::{LABEL_ID, SHA};
+use crate::support::fake_forge::{GOOD_TOKEN, Reply};
+use crate::support::fixtures::{LABEL_ID, SHA, load};
 use crate::support::{FakeForge, Launch, Server};
 
 fn catalog() -> Catalog {
     forgelens::service::compile(&Sources::builtin()).expect("the built-in manifests compile")
 }
 
-/// Every template of the catalog: a URI that reads, one whose parameters are refused, and one
-/// the forge does not have.
+/// One template's case, from `tests/fixtures/catalog/templates.yaml`: a URI that reads, one
+/// whose parameters are refused, one the forge does not have, and what the forge answers for
+/// the read beyond its world.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Case {
-    name: &'static str,
+    name: String,
     good: String,
     invalid: String,
     missing: String,
+    #[serde(default)]
+    forge: Vec<Answer>,
 }
+
+/// An answer of the fake forge: a JSON value or a fixture file, at a path.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Answer {
+    path: String,
+    #[serde(default)]
+    json: Option<Value>,
+    #[serde(default)]
+    fixture: Option<String>,
+    #[serde(default)]
+    status: Option<u16>,
+}
+
+impl Answer {
+    fn reply(&self) -> Reply {
+        let body = match (&self.json, &self.fixture) {
+            (Some(json), None) => json.clone(),
+            (None, Some(file)) => load(file),
+            _ => panic!("{}: give either json or fixture", self.path),
+        };
+        match self.status {
+            None | Some(200) => Reply::Json(body),
+            Some(status) => Reply::Status(status, body),
+        }
+    }
+}
+
+/// The cases of a templates file (YAML), with its placeholders filled in.
+fn cases_in(text: &str) -> Vec<Case> {
+    let text = text
+        .replace("{r}", "forgejo://repo/acme/widgets")
+        .replace("{sha}", SHA)
+        .replace("{label_id}", &LABEL_ID.to_string())
+        .replace("{long}", &"a".repeat(256));
+    serde_saphyr::from_str(&text).expect("the templates file is a list of cases")
+}
+
+const TEMPLATES: &str = include_str!("fixtures/catalog/templates.yaml");
 
 fn cases() -> Vec<Case> {
-    let r = "forgejo://repo/acme/widgets";
-    let long = "a".repeat(256);
-    let case = |name, good: String, invalid: String, missing: String| Case {
-        name,
-        good,
-        invalid,
-        missing,
-    };
-    vec![
-        case(
-            "owner",
-            "forgejo://owner/acme".into(),
-            "forgejo://owner/-acme".into(),
-            "forgejo://owner/nobody".into(),
-        ),
-        case(
-            "repo",
-            r.into(),
-            "forgejo://repo/acme/wid%20gets".into(),
-            "forgejo://repo/acme/nothing".into(),
-        ),
-        case(
-            "issue",
-            format!("{r}/issue/12"),
-            format!("{r}/issue/0"),
-            format!("{r}/issue/999"),
-        ),
-        case(
-            "pull_request",
-            format!("{r}/pr/14"),
-            format!("{r}/pr/abc"),
-            format!("{r}/pr/999"),
-        ),
-        case(
-            "comment",
-            format!("{r}/issue/12/comment/1001"),
-            format!("{r}/mr/12/comment/1001"),
-            format!("{r}/issue/12/comment/9999"),
-        ),
-        case(
-            "comments",
-            format!("{r}/issue/12/comments"),
-            format!("{r}/issue/12/comments?page=0"),
-            format!("{r}/issue/999/comments"),
-        ),
-        case(
-            "issues",
-            format!("{r}/issues"),
-            format!("{r}/issues?state=bogus"),
-            "forgejo://repo/acme/nothing/issues".into(),
-        ),
-        case(
-            "pulls",
-            format!("{r}/pulls?state=all"),
-            format!("{r}/pulls?state=merged"),
-            "forgejo://repo/acme/nothing/pulls".into(),
-        ),
-        case(
-            "branch_protections",
-            format!("{r}/branch_protections"),
-            format!("{r}/branch_protections?limit=0"),
-            "forgejo://repo/acme/nothing/branch_protections".into(),
-        ),
-        case(
-            "branch_protection",
-            format!("{r}/branch_protection/main"),
-            format!("{r}/branch_protection/{long}"),
-            format!("{r}/branch_protection/nope"),
-        ),
-        case(
-            "hooks",
-            format!("{r}/hooks"),
-            format!("{r}/hooks?page=x"),
-            "forgejo://repo/acme/nothing/hooks".into(),
-        ),
-        case(
-            "hook",
-            format!("{r}/hook/5"),
-            format!("{r}/hook/abc"),
-            format!("{r}/hook/999"),
-        ),
-        case(
-            "wiki_page",
-            format!("{r}/wiki/Home"),
-            format!("{r}/wiki/{long}"),
-            format!("{r}/wiki/Nope"),
-        ),
-        case(
-            "contents",
-            format!("{r}/contents/src/lib.rs"),
-            format!("{r}/contents/src/lib.rs?start_line=5&end_line=2"),
-            format!("{r}/contents/src/nope.rs"),
-        ),
-        case(
-            "root_contents",
-            format!("{r}/contents"),
-            format!("{r}/contents?limit=abc"),
-            "forgejo://repo/acme/nothing/contents".into(),
-        ),
-        case(
-            "releases",
-            format!("{r}/releases"),
-            format!("{r}/releases?page=0"),
-            "forgejo://repo/acme/nothing/releases".into(),
-        ),
-        case(
-            "release",
-            format!("{r}/release/v1.2.0"),
-            format!("{r}/release/{long}"),
-            format!("{r}/release/v9.9.9"),
-        ),
-        case(
-            "milestones",
-            format!("{r}/milestones"),
-            format!("{r}/milestones?state=late"),
-            "forgejo://repo/acme/nothing/milestones".into(),
-        ),
-        case(
-            "milestone",
-            format!("{r}/milestone/1"),
-            format!("{r}/milestone/0"),
-            format!("{r}/milestone/999"),
-        ),
-        case(
-            "branches",
-            format!("{r}/branches"),
-            format!("{r}/branches?limit=-1"),
-            "forgejo://repo/acme/nothing/branches".into(),
-        ),
-        case(
-            "branch",
-            format!("{r}/branch/feature/login"),
-            format!("{r}/branch/{long}"),
-            format!("{r}/branch/nope"),
-        ),
-        case(
-            "repo_label",
-            format!("{r}/label/{LABEL_ID}"),
-            format!("{r}/label/x"),
-            format!("{r}/label/999"),
-        ),
-        case(
-            "repo_labels",
-            format!("{r}/labels"),
-            format!("{r}/labels?sort=name"),
-            "forgejo://repo/acme/nothing/labels".into(),
-        ),
-        case(
-            "org_labels",
-            "forgejo://org/acme/labels".into(),
-            "forgejo://org/acme/labels?limit=0".into(),
-            "forgejo://org/nobody/labels".into(),
-        ),
-        case(
-            "commit",
-            format!("{r}/commit/{SHA}"),
-            format!("{r}/commit/main"),
-            format!("{r}/commit/{}", "e".repeat(40)),
-        ),
-        case(
-            "commit_status",
-            format!("{r}/commit/{SHA}/status"),
-            format!("{r}/commit/{}/status", &SHA[..12]),
-            format!("forgejo://repo/acme/nothing/commit/{SHA}/status"),
-        ),
-    ]
+    cases_in(TEMPLATES)
 }
 
-/// The names of the templates the server lists, and of the cases.
-async fn template_names(server: &Server) -> (BTreeSet<String>, BTreeSet<String>) {
-    let listed = server
-        .client
-        .list_all_resource_templates()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    let tested = cases().iter().map(|c| c.name.to_owned()).collect();
-    (listed, tested)
+/// The catalog world, plus what `cases` add to it.
+async fn forge_for(cases: &[Case]) -> FakeForge {
+    let forge = catalog_world::forge().await;
+    for answer in cases.iter().flat_map(|c| &c.forge) {
+        forge.route("GET", &answer.path, answer.reply());
+    }
+    forge
 }
 
 async fn start() -> (FakeForge, Server) {
@@ -275,29 +153,25 @@ async fn every_template_is_listed_with_a_title_and_states_its_bounds_and_fallbac
     server.stop().await;
 }
 
-#[tokio::test]
-async fn every_template_has_a_good_read() {
-    let (_forge, server) = start().await;
-    let (listed, tested) = template_names(&server).await;
+/// Every template listed has a case, and only those; each case reads, is refused before any
+/// request, and is not found, as its entry says.
+async fn check_every_template(launch: impl Fn(&FakeForge) -> Launch, cases: &[Case]) {
+    let forge = forge_for(cases).await;
+    let server = launch(&forge).start().await;
+    let listed: BTreeSet<String> = server
+        .client
+        .list_all_resource_templates()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let tested: BTreeSet<String> = cases.iter().map(|c| c.name.clone()).collect();
     assert_eq!(
         listed, tested,
-        "every template listed has a case here, and only those"
+        "every template listed has a case in tests/fixtures/catalog/templates.yaml, and only those"
     );
-    for case in cases() {
-        let json = server.read_json(&case.good).await;
-        assert!(
-            json.as_object().is_some_and(|o| !o.is_empty()),
-            "{}: {json}",
-            case.good
-        );
-    }
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn every_template_refuses_a_bad_parameter_before_any_request() {
-    let (forge, server) = start().await;
-    for case in cases() {
+    for case in cases {
         let (code, data) = server.read_error(&case.invalid).await;
         assert_eq!(code, -32602, "{}", case.invalid);
         assert_eq!(data["reason"], "invalid_params", "{}", case.invalid);
@@ -305,21 +179,70 @@ async fn every_template_refuses_a_bad_parameter_before_any_request() {
     }
     assert!(
         forge.requests().is_empty(),
-        "no upstream request: {:?}",
+        "a refused read reached the forge: {:?}",
         forge.requests()
     );
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn every_template_reports_what_the_forge_does_not_have_as_not_found() {
-    let (_forge, server) = start().await;
-    for case in cases() {
+    for case in cases {
+        let json = server.read_json(&case.good).await;
+        assert!(
+            json.as_object().is_some_and(|o| !o.is_empty()),
+            "{}: {json}",
+            case.good
+        );
         let (code, data) = server.read_error(&case.missing).await;
         assert_eq!(code, -32003, "{}: {data}", case.missing);
         assert_eq!(data["reason"], "not_found", "{}", case.missing);
         assert_eq!(data["upstream_status"], 404, "{}", case.missing);
     }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn every_template_reads_refuses_a_bad_parameter_and_reports_not_found() {
+    check_every_template(Launch::new, &cases()).await;
+}
+
+/// What AGENTS.md promises: a resource added to resources.yaml, with its case (and the forge's
+/// answer) added to templates.yaml, passes the same checks, with no Rust written.
+#[tokio::test]
+async fn a_resource_added_in_yaml_alone_passes_the_template_checks() {
+    const RESOURCE: &str = "
+  - name: repo_topics
+    title: Repository topics
+    uri: forgejo://repo/{owner}/{repo}/topics
+    description: The topics a repository is tagged with.
+    fetch: GET /repos/{owner}/{repo}/topics
+    project:
+      topics: $.topics[*] | untrusted(plain)
+";
+    const CASE: &str = r#"
+- name: repo_topics
+  good: "{r}/topics"
+  invalid: "forgejo://repo/acme/wid%20gets/topics"
+  missing: "forgejo://repo/acme/nothing/topics"
+  forge:
+    - path: /repos/acme/widgets/topics
+      json: {"topics": ["cli", "widgets"]}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("resources.yaml");
+    let builtin = include_str!("../resources.yaml");
+    std::fs::write(&manifest, format!("{builtin}{RESOURCE}")).unwrap();
+    let cases = cases_in(&format!("{TEMPLATES}{CASE}"));
+    let path = manifest.display().to_string();
+    check_every_template(
+        |forge| Launch::new(forge).arg("--resources").arg(&path),
+        &cases,
+    )
+    .await;
+    let forge = forge_for(&cases).await;
+    let server = Launch::new(&forge)
+        .arg("--resources")
+        .arg(&path)
+        .start()
+        .await;
+    let topics = server.read_json("forgejo://repo/acme/widgets/topics").await;
+    assert_eq!(topics["topics"], serde_json::json!(["cli", "widgets"]));
     server.stop().await;
 }
 
