@@ -1,5 +1,5 @@
 //! Protocol details that clients trip on, through the binary: malformed params are invalid
-//! params, an unserved method says so, an empty protocol version is refused, a clean end of
+//! params (with the reason a failed read carries), an unserved method says so, an empty protocol version is refused, a clean end of
 //! input before any session is a clean exit, and a session's DELETE answers 204.
 
 use std::process::Stdio;
@@ -56,6 +56,12 @@ async fn malformed_params_are_invalid_params_and_unserved_methods_say_so() {
         assert_eq!(answer["error"]["code"], code, "{request}: {answer}");
         let text = answer["error"]["message"].as_str().unwrap_or_default();
         assert!(text.contains(message), "{request}: {answer}");
+        if code == -32602 {
+            assert_eq!(
+                answer["error"]["data"]["reason"], "invalid_params",
+                "{request}: {answer}"
+            );
+        }
     }
     assert_eq!(raw.exit_code().await, 0);
 }

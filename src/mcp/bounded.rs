@@ -17,6 +17,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::convert::Refusal;
+
 /// A transport whose requests in flight are bounded.
 pub struct Bounded<T> {
     inner: T,
@@ -71,17 +73,15 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 JsonRpcMessage::Request(request) if self.held.contains_key(&request.id) => {
                     // Two requests with one id would get one answer between them, and the
                     // second slot would never come back; the second is refused instead.
-                    let refusal = ErrorData::invalid_request(
-                        format!(
-                            "request id {} is already in use by a request in flight; \
-                             give each request its own id",
-                            request.id
-                        ),
-                        None,
-                    );
-                    let send = self
-                        .inner
-                        .send(JsonRpcMessage::error(refusal, Some(request.id.clone())));
+                    let refusal = Refusal::InvalidRequest(format!(
+                        "request id {} is already in use by a request in flight; \
+                         give each request its own id",
+                        request.id
+                    ));
+                    let send = self.inner.send(JsonRpcMessage::error(
+                        ErrorData::from(refusal),
+                        Some(request.id.clone()),
+                    ));
                     let slot = self.ready.take();
                     tokio::spawn(async move {
                         let _ = send.await;

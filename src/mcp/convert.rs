@@ -1,5 +1,9 @@
 //! Engine values → rmcp protocol types, in one place: templates, resources, read results with
 //! their cache hints, tools with their annotations, tool results, errors, and cursor paging.
+//!
+//! Every JSON-RPC error forgelens sends is built here, from one of two tables: a failed read's
+//! code comes from the manifest's `errors:` table ([`error`]), and what the server itself
+//! refuses at the protocol level has its code in [`Refusal::code`].
 
 use std::sync::Arc;
 
@@ -17,6 +21,58 @@ use crate::engine::tool::Form;
 use crate::engine::{self, Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
 use crate::service::ToolAnswer;
 use crate::surface::Meta;
+
+/// What the server refuses at the protocol level, before any read or call reaches the forge.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    /// A body that is not JSON.
+    #[error("Parse error: {0}")]
+    Parse(String),
+    /// A request the server cannot take as sent.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// A method forgelens does not serve.
+    #[error("Method not found: {0}")]
+    MethodNotFound(String),
+    /// Params that do not parse, an unknown tool, a cursor not given by the server.
+    #[error("{0}")]
+    InvalidParams(String),
+    /// A state the server should never reach: its own bug.
+    #[error("{0}; this is a forgelens bug")]
+    Internal(String),
+    /// The client cancelled the request.
+    #[error("the request was cancelled")]
+    Cancelled,
+}
+
+impl Refusal {
+    /// The JSON-RPC code of each refusal: the specification's own, and for a cancelled
+    /// request the one LSP uses (MCP defines none).
+    pub fn code(&self) -> i32 {
+        match self {
+            Refusal::Parse(_) => -32700,
+            Refusal::InvalidRequest(_) => -32600,
+            Refusal::MethodNotFound(_) => -32601,
+            Refusal::InvalidParams(_) => -32602,
+            Refusal::Internal(_) => -32603,
+            Refusal::Cancelled => -32800,
+        }
+    }
+
+    /// The error object of a JSON-RPC answer, for a transport that writes one itself.
+    pub fn to_json(&self) -> Value {
+        json!({"code": self.code(), "message": self.to_string()})
+    }
+}
+
+impl From<Refusal> for ErrorData {
+    fn from(refusal: Refusal) -> ErrorData {
+        // Invalid params carry the reason clients rely on, as a failed read's do.
+        let data = matches!(refusal, Refusal::InvalidParams(_))
+            .then(|| json!({"reason": Reason::InvalidParams.as_str()}));
+        ErrorData::new(ErrorCode(refusal.code()), refusal.to_string(), data)
+    }
+}
 
 /// Immutable resources are for the assistant and always worth reading.
 fn immutable_annotations() -> Annotations {
@@ -206,10 +262,10 @@ pub fn listing_cursor(cursor: &str, applicable: &[usize]) -> Result<(usize, u64)
 }
 
 fn invalid_cursor(cursor: &str) -> ErrorData {
-    ErrorData::invalid_params(
-        format!("invalid cursor `{cursor}`; pass back the nextCursor of the previous answer"),
-        Some(json!({"reason": Reason::InvalidParams.as_str()})),
-    )
+    Refusal::InvalidParams(format!(
+        "invalid cursor `{cursor}`; pass back the nextCursor of the previous answer"
+    ))
+    .into()
 }
 
 /// Completion candidates (at most the protocol's 100; `hasMore` when some were left out).
@@ -238,4 +294,38 @@ pub fn page<T>(items: Vec<T>, cursor: Option<&str>) -> Result<(Vec<T>, Option<St
         items.into_iter().skip(start).take(end - start).collect(),
         next,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refusal goes out with its code and its message; invalid params carry the reason a
+    /// failed read's would.
+    #[test]
+    fn refusals_carry_their_codes() {
+        for (refusal, code) in [
+            (Refusal::Parse("not JSON".into()), -32700),
+            (Refusal::InvalidRequest("no".into()), -32600),
+            (Refusal::MethodNotFound("prompts/list".into()), -32601),
+            (Refusal::InvalidParams("bad".into()), -32602),
+            (Refusal::Internal("lost".into()), -32603),
+            (Refusal::Cancelled, -32800),
+        ] {
+            let message = refusal.to_string();
+            assert_eq!(refusal.to_json()["code"], code);
+            let wire = ErrorData::from(refusal.clone());
+            assert_eq!(
+                (wire.code.0, wire.message.as_ref()),
+                (code, message.as_str())
+            );
+            let reason = wire.data.as_ref().map(|d| d["reason"].clone());
+            let expected = (code == -32602).then(|| json!("invalid_params"));
+            assert_eq!(reason, expected, "{refusal:?}");
+        }
+        assert_eq!(
+            Refusal::MethodNotFound("prompts/get".into()).to_string(),
+            "Method not found: prompts/get"
+        );
+    }
 }

@@ -41,6 +41,7 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
+use super::convert::Refusal;
 use crate::config::{HttpConfig, LOOPBACK_HOSTS};
 use crate::forge::Token;
 use crate::service::Service;
@@ -456,11 +457,8 @@ async fn busy(guard: &Guard, request: Request) -> Response {
 /// A body that is not JSON: 400 with JSON-RPC's parse error, which a client can read whatever
 /// it made of the request.
 fn parse_error() -> Response {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": -32700, "message": "Parse error: the request body is not JSON"},
-    });
+    let refusal = Refusal::Parse("the request body is not JSON".into());
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": refusal.to_json()});
     let mut response = (StatusCode::BAD_REQUEST, body.to_string()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation,
     InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
@@ -24,6 +24,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use self::convert::Refusal;
 use crate::config::Surface;
 use crate::forge::Token;
 use crate::service::{CallError, Called, Listing, Service};
@@ -59,7 +60,7 @@ impl Server {
             out = work => Ok(out),
             () = context.ct.cancelled() => {
                 tracing::info!(id = %context.id, "request cancelled");
-                Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None))
+                Err(Refusal::Cancelled.into())
             }
         }
     }
@@ -80,10 +81,7 @@ impl Server {
             // its verdict is our bug, and guessing a token would be worse than failing.
             None => {
                 tracing::error!("an HTTP request reached the handler without a settled token");
-                Err(ErrorData::internal_error(
-                    "the request's credentials were not settled; this is a forgelens bug",
-                    None,
-                ))
+                Err(Refusal::Internal("the request's credentials were not settled".into()).into())
             }
         }
     }
@@ -103,11 +101,7 @@ When none fits, search_tools finds one for a task in words; run it with call_rea
 /// "Method not found: …" for a method forgelens does not serve (rmcp's answer names the method
 /// alone).
 fn not_served(method: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode::METHOD_NOT_FOUND,
-        format!("Method not found: {method}"),
-        None,
-    )
+    Refusal::MethodNotFound(method.to_owned()).into()
 }
 
 impl ServerHandler for Server {
@@ -118,11 +112,12 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         if request.protocol_version.as_str().trim().is_empty() {
-            return Err(ErrorData::invalid_request(
+            return Err(Refusal::InvalidRequest(
                 "initialize: protocolVersion is empty; send the revision the client speaks, \
-                 such as 2025-06-18",
-                None,
-            ));
+                 such as 2025-06-18"
+                    .into(),
+            )
+            .into());
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
@@ -136,10 +131,11 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         match malformed_params(&request.method, request.params) {
-            Some(why) => Err(ErrorData::invalid_params(
-                format!("invalid params of {}: {why}", request.method),
-                None,
-            )),
+            Some(why) => Err(Refusal::InvalidParams(format!(
+                "invalid params of {}: {why}",
+                request.method
+            ))
+            .into()),
             None => Err(not_served(&request.method)),
         }
     }
@@ -332,10 +328,10 @@ impl ServerHandler for Server {
         {
             Ok(Called::Value(answer)) => Ok(convert::tool_success(answer).into()),
             Ok(Called::Read(output)) => Ok(convert::read_as_tool(output).into()),
-            Err(unknown @ CallError::Unknown { .. }) => Err(ErrorData::invalid_params(
-                format!("{unknown}, and search_tools finds the rest"),
-                None,
-            )),
+            Err(unknown @ CallError::Unknown { .. }) => Err(Refusal::InvalidParams(format!(
+                "{unknown}, and search_tools finds the rest"
+            ))
+            .into()),
             Err(refused @ CallError::Refused { .. }) => {
                 Ok(convert::tool_failure(refused.to_string(), None).into())
             }
@@ -377,9 +373,6 @@ fn malformed_params(method: &str, params: Option<serde_json::Value>) -> Option<S
         _ => None,
     }
 }
-
-/// The JSON-RPC code for a cancelled request (the one LSP uses; MCP defines none).
-const REQUEST_CANCELLED: i32 = -32800;
 
 /// Requests read from stdin and not yet answered, at most: past it the server stops reading
 /// until an answer has been written, so a client that does not read cannot make it buffer
