@@ -113,6 +113,14 @@ impl Shape {
         }
     }
 
+    /// Only null so far: what a union starts from, and a literal `null`.
+    fn null() -> Shape {
+        Shape {
+            types: Vec::new(),
+            nullable: true,
+        }
+    }
+
     fn add(&mut self, ty: FieldType) {
         if !self.types.contains(&ty) {
             self.types.push(ty);
@@ -204,10 +212,7 @@ impl Field {
             Field::Literal(v) => Ok(literal(v)),
             Field::Expr(e) => e.shape(name, types),
             Field::FirstOf(alternatives) => {
-                let mut union = Shape {
-                    types: Vec::new(),
-                    nullable: true,
-                };
+                let mut union = Shape::null();
                 for alternative in alternatives {
                     for ty in alternative.shape(name, types)?.types {
                         union.add(ty);
@@ -223,10 +228,7 @@ impl Field {
 fn literal(value: &Value) -> Shape {
     match FieldType::of(value) {
         Some(ty) => Shape::of(ty, false),
-        None => Shape {
-            types: Vec::new(),
-            nullable: true,
-        },
+        None => Shape::null(),
     }
 }
 
