@@ -201,12 +201,12 @@ async fn releases_milestones_and_branches_are_pages_of_their_lists() {
         .read_json("forgejo://repo/acme/widgets/releases")
         .await;
     assert_eq!(
-        field(&releases, "tag"),
+        field(&releases, "tag_name"),
         [json!("v1.2.0"), json!("v1.1.0"), json!("v1.0.0")]
     );
     assert_eq!(
         releases["items"][0],
-        json!({"id": 42, "tag": "v1.2.0", "name": "Widgets 1.2.0", "draft": false,
+        json!({"id": 42, "tag_name": "v1.2.0", "name": "Widgets 1.2.0", "draft": false,
                "prerelease": false, "author": "alice", "published_at": "2026-11-01T12:00:00Z",
                "html_url": "http://fake/acme/widgets/releases/tag/v1.2.0"})
     );

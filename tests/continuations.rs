@@ -146,3 +146,101 @@ async fn a_filtered_reads_sentinel_names_its_filters() {
     );
     server.stop().await;
 }
+
+/// One row of a forge list, with the fields the shipped lists project (numbered, so that two
+/// windows of a list differ).
+fn row(n: u64) -> Value {
+    serde_json::json!({
+        "id": n, "number": n, "title": format!("title {n}"), "name": format!("name {n}"),
+        "state": "open", "body": format!("body {n}"), "user": {"login": format!("user{n}")},
+        "author": {"login": "ann", "name": "Ann"}, "labels": [{"name": "bug"}],
+        "assignees": [{"login": "bob"}], "requested_reviewers": [], "comments": n,
+        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z",
+        "tag_name": format!("v{n}"), "draft": false, "prerelease": false, "merged": false,
+        "path": format!("src/f{n}"), "type": "file", "size": n, "sha": format!("{n:040}"),
+        "commit": {"id": format!("{n:040}"), "message": "subject\nbody"},
+        "head": {"label": "ann:fix", "ref": "fix"}, "base": {"ref": "main"},
+        "rule_name": format!("rule{n}"), "enable_push": true, "required_approvals": 1,
+        "config": {"url": "https://hooks.example/x", "content_type": "json"},
+        "events": ["push"], "active": true, "color": "ff0000", "open_issues": 1,
+        "closed_issues": 2, "due_on": null, "protected": false,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// A list resource's items are its tool's items: reading the `next` URI and making the
+    /// sentinel's call on the same forge answer give the same rows under the same field names
+    /// (the resource may show fewer fields).
+    #[test]
+    fn the_next_page_and_the_sentinels_call_show_the_same_fields(
+        page in 1u64..4,
+        limit in 1u64..10,
+        which in 0usize..64,
+    ) {
+        let catalog = &*CATALOG;
+        let lists: Vec<_> = catalog
+            .resources()
+            .iter()
+            .filter(|r| r.template.query_vars().iter().any(|v| v == "page"))
+            .collect();
+        let resource = lists[which % lists.len()];
+        let template = &resource.template;
+        let uri = template.expand(|var| match var {
+            "page" => Some(page.to_string()),
+            "limit" => Some(limit.to_string()),
+            _ if template.query_vars().iter().any(|v| v == var) => None,
+            _ => Some(candidates(var)[0].to_owned()),
+        });
+        let read = catalog.route(&uri).unwrap_or_else(|e| panic!("{uri}: {e}"));
+        let tool_name = read.list_tool().expect("a list names its tool").to_owned();
+        let tool = catalog.tool(&tool_name).expect("the list's tool exists");
+        let mut args = read.continuation(page + 1, limit);
+        for var in template.path_vars() {
+            if tool.takes_array(var).is_some() {
+                args.insert(var.to_owned(), read.args[var].clone());
+            }
+        }
+        let rows: Vec<Value> = (1..=(page + 2) * limit).map(row).collect();
+        let answer = |body: Value| forgelens::forge::Response {
+            status: 200,
+            total_count: Some(rows.len() as u64),
+            has_next: None,
+            body: forgelens::forge::Body::Json(body),
+        };
+        let next = catalog.route(&read.next_uri(page + 1, limit)).expect("next routes");
+        let answers = next
+            .plan()
+            .expect("next plans")
+            .into_iter()
+            .map(|planned| forgelens::engine::resource::Answer {
+                slot: planned.slot,
+                result: Ok(answer(match planned.slot {
+                    Slot::Primary(_) => Value::Array(rows.clone()),
+                    // A parent the read checks: a pull request when the URI says `pr`.
+                    _ => serde_json::json!({"pull_request": (read.args.get("kind") == Some(&Value::from("pr"))).then(|| serde_json::json!({}))}),
+                })),
+            })
+            .collect();
+        let output = next.assemble(answers).unwrap_or_else(|e| panic!("{uri}: {e}"));
+        let by_next: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
+        let serving = forgelens::engine::tool::Serving {
+            budget: 1 << 20,
+            allow: None,
+            instance: "forge.example",
+        };
+        let by_tool = tool
+            .prepare(args.clone())
+            .and_then(|call| call.finish(answer(Value::Array(rows.clone())), &serving))
+            .unwrap_or_else(|e| panic!("{uri}: the sentinel's call {tool_name} {args:?}: {e}"));
+        let (shown, called) = (by_next["items"].as_array().unwrap(), by_tool["items"].as_array().unwrap());
+        prop_assert_eq!(shown.len(), called.len(), "{}", uri);
+        prop_assert!(!shown.is_empty(), "{}: page {} has rows", uri, page + 1);
+        for (mine, theirs) in shown.iter().zip(called) {
+            for (field, value) in mine.as_object().unwrap() {
+                prop_assert_eq!(Some(value), theirs.get(field), "{} field {} of {}", uri, field, tool_name);
+            }
+        }
+    }
+}

@@ -139,7 +139,7 @@ fn cases() -> Vec<Case> {
         t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {type: string, pattern: '[a-z]+', description: Owner.}"), "owner:"),
         r(
             checks::UNKNOWN_TOOL,
-            resources(&THING.replace("uri: forgejo://repo/{owner}/thing/{id}", "uri: 'forgejo://repo/{owner}/things{?page,limit}'").replace("{owner: name, id: id}", "{owner: name, page: id, limit: id}").replace("/things/{owner}/{id}", "/things/{owner}").replace("    cache: mutable", "    list: {tool: list_thing}\n    cache: mutable")),
+            resources(&THING.replace("uri: forgejo://repo/{owner}/thing/{id}", "uri: 'forgejo://repo/{owner}/things{?page,limit}'").replace("{owner: name, id: id}", "{owner: name, page: id, limit: id}").replace("    fetch: GET /things/{owner}/{id}\n", "").replace("    cache: mutable", "    list: {tool: list_thing}\n    cache: mutable")),
             "list_thing",
         ),
         t(checks::FIELD_TYPE, tool("  - {name: get_thing, title: G, toolset: things, description: Gets., call: GET /thing, project: {size: $.size}}\n"), "size: $.size"),
@@ -149,6 +149,11 @@ fn cases() -> Vec<Case> {
         t(checks::FIELD_TYPE, tool("  - {name: get_thing, title: G, toolset: things, description: Gets., call: GET /thing, project: {tags: '$.tags[*].name'}, field_types: {string: [tags]}}\n"), "tags:"),
         t(checks::DUPLICATE_TOOL, tool("  - {name: list_things, title: Again, toolset: things, description: Again., call: GET /again}\n"), "title: Again"),
         t(checks::TOOL_NAME, TOOLS.replace("name: list_things", "name: ListThings"), "ListThings"),
+        r(
+            checks::PICKED_FIELD,
+            resources(&format!("{THING}  - {{name: things, title: Things, uri: 'forgejo://repo/{{owner}}/things{{?page,limit}}', description: Things., params: {{owner: name, page: id, limit: id}},\n      list: {{tool: list_things, fields: [nmae]}}}}\n")),
+            "nmae",
+        ),
         t(checks::UNKNOWN_TOOLSET, TOOLS.replace("toolset: things", "toolset: thigns"), "thigns"),
         t(checks::CORE_TOOL, format!("core: [list_things, list_thigns]\n{TOOLS}"), "list_thigns"),
         t(checks::RESERVED_TOOL, tool("  - {name: search_tools, title: S, toolset: things, description: Searches., call: GET /s}\n"), "name: search_tools"),
@@ -378,7 +383,7 @@ fn a_misnamed_list_tool_is_one_finding() {
             "{owner: name, id: id}",
             "{owner: name, page: id, limit: id}",
         )
-        .replace("/things/{owner}/{id}", "/things/{owner}");
+        .replace("    fetch: GET /things/{owner}/{id}\n", "");
     let clean = list.replace(
         "    cache: mutable",
         "    list: {tool: list_things}\n    cache: mutable",
@@ -395,6 +400,44 @@ fn a_misnamed_list_tool_is_one_finding() {
     assert_eq!(findings[0].code, checks::UNKNOWN_TOOL);
     assert!(
         findings[0].message.contains("did you mean `list_things`?"),
+        "{}",
+        findings[0]
+    );
+}
+
+/// A list resource and its tool are one endpoint: the resource takes the tool's request and
+/// items, and says neither again.
+#[test]
+fn a_list_resource_declares_no_request_or_projection_of_its_own() {
+    let list = "  - name: things\n    title: Things\n    uri: 'forgejo://repo/{owner}/things{?page,limit}'\n    description: Things.\n    params: {owner: name, page: id, limit: id}\n    list: {tool: list_things}\n";
+    assert_eq!(lint(&resources(list), TOOLS), Vec::new());
+
+    let fetched = list.replace("    list:", "    fetch: GET /things/{owner}\n    list:");
+    let findings = lint(&resources(&fetched), TOOLS);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::WRONG_TYPE);
+    assert_eq!(findings[0].line, line_of(&resources(&fetched), "fetch:"));
+    assert!(
+        findings[0].message.contains("change the tool's `call`"),
+        "{}",
+        findings[0]
+    );
+
+    let projected = format!("{list}    project: {{id: $.id}}\n");
+    let findings = lint(&resources(&projected), TOOLS);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::WRONG_TYPE);
+    assert!(
+        findings[0].message.contains("pick them with `fields`"),
+        "{}",
+        findings[0]
+    );
+
+    let entity = "  - name: thing\n    title: Thing\n    uri: forgejo://repo/{owner}/thing\n    description: A thing.\n    params: {owner: name}\n";
+    let findings = lint(&resources(entity), TOOLS);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert!(
+        findings[0].message.contains("needs `fetch`"),
         "{}",
         findings[0]
     );

@@ -232,7 +232,7 @@ fn cases() -> Vec<Case> {
         .expect("/items/0/sha", json!(SHA))
         .expect("/total_count", json!(1)),
         case("get_commit_pull_request", with(json!({"sha": SHA})), &format!("{w}/commits/{SHA}/pull"))
-            .expect("/number", json!(12))
+            .expect("/index", json!(12))
             .expect("/head", json!("bob:cache-bound")),
         // issues
         case(
@@ -251,7 +251,7 @@ fn cases() -> Vec<Case> {
         case("get_issue", with(json!({"index": 12})), &format!("{w}/issues/12"))
             .expect("/title", json!("Widget cache grows without bound"))
             .expect("/body", json!("After a long session the widget cache holds every widget ever rendered.\n\nSteps: open 10k widgets."))
-            .expect("/comments", json!(3)),
+            .expect("/comments_count", json!(3)),
         case("list_issue_timeline", with(json!({"index": 12})), &format!("{w}/issues/12/timeline"))
             .expect("/items/0/type", json!("label"))
             .expect("/items/0/label", json!("kind/bug"))
@@ -260,7 +260,7 @@ fn cases() -> Vec<Case> {
             .expect("/items/0/content", json!("+1"))
             .expect("/items/0/user", json!("bob")),
         case("list_issue_dependencies", with(json!({"index": 12})), &format!("{w}/issues/12/dependencies"))
-            .expect("/items/0/number", json!(12)),
+            .expect("/items/0/index", json!(12)),
         // labels and milestones
         case("get_repo_label", with(json!({"id": 5})), &format!("{w}/labels/5"))
             .expect("/name", json!("kind/bug"))
@@ -297,7 +297,7 @@ fn cases() -> Vec<Case> {
             with(json!({"base": "main", "head": "feature"})),
             &format!("{w}/pulls/main/feature"),
         )
-        .expect("/number", json!(12)),
+        .expect("/index", json!(12)),
         case(
             "list_pull_request_files",
             with(json!({"index": 12, "whitespace": "ignore-all"})),

@@ -69,7 +69,7 @@ async fn create_issue_sends_exactly_the_given_fields() {
                     "labels": [335058], "assignees": ["bob"]}),
         ),
     );
-    assert_eq!(out["number"], 12);
+    assert_eq!(out["index"], 12);
     assert_eq!(out["labels"], json!(["kind/bug", "priority/high"]));
     assert_eq!(out["html_url"], "http://fake/acme/widgets/issues/12");
     server.stop().await;

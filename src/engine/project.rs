@@ -417,6 +417,25 @@ impl Projection {
         self.fields.iter().map(|(k, _)| k.as_str())
     }
 
+    /// The projection of only the top-level fields `names`, in that order (all when empty);
+    /// the first name it lacks is the error.
+    pub fn pick<'n>(&self, names: &[&'n str]) -> Result<Projection, &'n str> {
+        if names.is_empty() {
+            return Ok(self.clone());
+        }
+        let fields = names
+            .iter()
+            .map(|name| {
+                self.fields
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .cloned()
+                    .ok_or(*name)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Projection { fields })
+    }
+
     /// Whether the projection builds the field at dotted `path` (`head.ref`).
     pub fn has(&self, path: &str) -> bool {
         let mut fields = &self.fields;

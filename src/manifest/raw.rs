@@ -212,8 +212,9 @@ pub struct ResourceDef {
     /// Template variable → value used when the URI leaves it out.
     #[serde(default)]
     pub defaults: IndexMap<String, Spanned<Value>>,
-    /// The primary upstream request: `GET /path/{var}?name=value`.
-    pub fetch: Spanned<String>,
+    /// The primary upstream request: `GET /path/{var}?name=value`. A list resource without
+    /// one reads its tool's endpoint: the tool's path, and the query pairs the URI can fill.
+    pub fetch: Option<Spanned<String>>,
     /// What `@answered` says when the primary request answered.
     pub answered_as: Option<String>,
     /// Requests tried in order when the one before answers 404.
@@ -349,8 +350,8 @@ pub struct ListDef {
     pub cap: Option<Spanned<u64>>,
     /// The tool a truncation sentinel names.
     pub tool: Spanned<String>,
-    #[serde(default)]
-    pub window: Window,
+    /// Where the list is paged; when left out, where its tool's is.
+    pub window: Option<Window>,
     /// JSONPath of the array in the answer (default: the answer itself).
     pub from: Option<Spanned<String>>,
     /// Only an answer that is an array is a list page; any other answer is served as an
@@ -362,6 +363,10 @@ pub struct ListDef {
     /// name are carried without saying.
     #[serde(default)]
     pub args: IndexMap<String, Spanned<String>>,
+    /// For a resource without its own `project`: the fields of the tool's item projection it
+    /// shows, in this order (all of them when left out).
+    #[serde(default)]
+    pub fields: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

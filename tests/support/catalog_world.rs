@@ -272,6 +272,8 @@ fn repo_lists(forge: &FakeForge) {
     fifteen["title"] = json!("Faster start-up");
     fifteen["draft"] = json!(true);
     fifteen["head"]["ref"] = json!("fast-start");
+    // A branch of the same repository: its label is its name.
+    fifteen["head"]["label"] = json!("fast-start");
     forge.route(
         "GET",
         &format!("{base}/pulls"),

@@ -190,6 +190,12 @@ struct ToolRefs<'a> {
     index: &'a HashMap<String, usize>,
 }
 
+impl ToolRefs<'_> {
+    fn get(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+}
+
 /// The `defaults:` block, resolved.
 struct Defaults {
     cap: u64,

@@ -16,6 +16,7 @@ use crate::engine::resource::{
     Shape,
 };
 use crate::engine::template::{TemplateError, UriTemplate};
+use crate::engine::tool::Tool;
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::raw::{self, CacheClass, Keep};
@@ -74,9 +75,10 @@ impl Compiler {
             self.scope(uri_pos, &template, &params);
         }
 
+        let primary = self.primary_line(def, tools, &vars)?;
         // Requests: the primary one, its fallbacks, the concurrent `with:` ones, embed fetches.
         let mut used: HashSet<String> = HashSet::new();
-        let mut lines: Vec<&Spanned<String>> = vec![&def.fetch];
+        let mut lines: Vec<&Spanned<String>> = vec![&primary];
         lines.extend(def.fallback.iter().map(|f| &f.value.fetch));
         lines.extend(def.with.values());
         lines.extend(def.embed.values().filter_map(|e| e.value.fetch.as_ref()));
@@ -114,13 +116,20 @@ impl Compiler {
         let with_names: Vec<&str> = def.with.keys().map(String::as_str).collect();
         if !def.fallback.is_empty() && def.answered_as.is_none() {
             self.push(
-                Pos::of(FILE, &def.fetch),
+                Pos::of(FILE, &primary),
                 checks::WRONG_TYPE,
                 "a resource with `fallback` needs `answered_as`, naming what the primary request returns".into(),
             );
         }
 
-        let secrets = self.secrets(FILE, &def.secrets);
+        let mut secrets = self.secrets(FILE, &def.secrets);
+        if let Some(tool) = def
+            .list
+            .as_ref()
+            .and_then(|l| tools.get(&l.value.tool.value))
+        {
+            secrets.extend(tool.secrets.iter().cloned());
+        }
         let checks = self.checks(def, &with_names, &vars, &params, &mut used);
 
         let shape = match &def.list {
@@ -196,7 +205,7 @@ impl Compiler {
         );
         Some(Resource {
             name: def.name.value.clone(),
-            pos: Pos::of(FILE, &def.fetch),
+            pos: Pos::of(FILE, &primary),
             title: def.title.clone(),
             description,
             template,
@@ -213,6 +222,49 @@ impl Compiler {
             cache,
             provisional,
         })
+    }
+
+    /// The primary request line: an entity's `fetch`, or a list's tool's endpoint as the URI
+    /// can fill it. A list and its tool are one endpoint, declared in the tool, so they cannot
+    /// drift apart.
+    fn primary_line(
+        &mut self,
+        def: &raw::ResourceDef,
+        tools: &ToolRefs,
+        vars: &[&str],
+    ) -> Option<Spanned<String>> {
+        match (&def.fetch, &def.list) {
+            (Some(fetch), None) => Some(fetch.clone()),
+            (None, Some(list)) => {
+                let name = &list.value.tool;
+                self.tool_ref(FILE, name, tools)?;
+                let tool = tools.get(&name.value)?;
+                let line = inherited_fetch(tool.call.as_str(), &list.value.args, vars);
+                Some(Spanned::new(line, name.referenced, name.defined))
+            }
+            (Some(fetch), Some(list)) => {
+                self.push(
+                    Pos::of(FILE, fetch),
+                    checks::WRONG_TYPE,
+                    format!(
+                        "a list reads the endpoint of its tool `{}`: change the tool's `call` instead of giving the resource a `fetch`",
+                        list.value.tool.value
+                    ),
+                );
+                None
+            }
+            (None, None) => {
+                self.push(
+                    Pos::of(FILE, &def.uri),
+                    checks::WRONG_TYPE,
+                    format!(
+                        "resource `{}` needs `fetch`, the request that answers it",
+                        def.name.value
+                    ),
+                );
+                None
+            }
+        }
     }
 
     /// Every variable has a rule; every rule entry and default names a variable.
@@ -430,15 +482,19 @@ impl Compiler {
             Some(p) => Some(self.json_path(FILE, p)?),
             None => None,
         };
-        let item = match &def.project {
-            Some(p) => self.projection(FILE, p, &[], vars)?,
-            None => Projection::identity(),
-        };
+        let tool = tools.get(&list.value.tool.value);
+        if def.project.is_some() {
+            self.push(
+                Pos::of(FILE, list),
+                checks::WRONG_TYPE,
+                format!(
+                    "a list shows the items of its tool `{}`: pick them with `fields`, or change the tool's `project`",
+                    list.value.tool.value
+                ),
+            );
+        }
+        let item = self.picked_items(tool?, &list.value.fields, vars)?;
         // The read's filters the tool takes too: its sentinel names them with their values.
-        let tool = tools
-            .index
-            .get(&list.value.tool.value)
-            .map(|&i| &tools.tools[i]);
         let mut carried: Vec<Carried> = template
             .query_vars()
             .iter()
@@ -479,10 +535,65 @@ impl Compiler {
             item,
             cap,
             tool: list.value.tool.value.clone(),
-            window: list.value.window,
+            window: list
+                .value
+                .window
+                .or(tool.and_then(|t| t.list.as_ref()).map(|l| l.window))
+                .unwrap_or_default(),
             only_arrays: list.value.only_arrays,
             carried,
         })
+    }
+
+    /// The item projection a list resource takes from its tool: the fields `fields` names, or
+    /// all of them.
+    fn picked_items(
+        &mut self,
+        tool: &Tool,
+        fields: &[Spanned<String>],
+        vars: &[&str],
+    ) -> Option<Projection> {
+        let names: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
+        let picked = match tool.project.pick(&names) {
+            Ok(picked) => picked,
+            Err(missing) => {
+                let pos = fields
+                    .iter()
+                    .find(|f| f.value == missing)
+                    .map(|f| Pos::of(FILE, f));
+                let known: Vec<&str> = tool.project.field_names().collect();
+                let has = match known.is_empty() {
+                    true => {
+                        "it serves the forge's whole answer: give the resource its own `project`"
+                            .to_owned()
+                    }
+                    false => format!("it has {}", known.join(", ")),
+                };
+                self.push(
+                    pos.unwrap_or(tool.pos),
+                    checks::PICKED_FIELD,
+                    format!("`{}` projects no field `{missing}`; {has}", tool.name),
+                );
+                return None;
+            }
+        };
+        let unbound: Vec<&str> = picked
+            .args()
+            .into_iter()
+            .filter(|a| !vars.contains(a))
+            .collect();
+        if let Some(arg) = unbound.first() {
+            self.push(
+                tool.pos,
+                checks::UNBOUND_PLACEHOLDER,
+                format!(
+                    "the projection of `{}` reads `{{{arg}}}`, which the resource's URI does not give; declare the resource's own `project`",
+                    tool.name
+                ),
+            );
+            return None;
+        }
+        Some(picked)
     }
 
     fn entity_shape(
@@ -860,6 +971,48 @@ fn field_args(field: &crate::engine::project::Field, out: &mut Vec<String>) {
 }
 
 /// Splits `$name.rest` into the `with:` source it reads and `$.rest`.
+/// A list tool's request line as a resource reads it: placeholders renamed to the URI's
+/// variables (`list.args`, tool argument → variable), and of the query only the fixed pairs and
+/// those the URI can fill. The tool's other filters stay the tool's.
+fn inherited_fetch(
+    call: &str,
+    renames: &indexmap::IndexMap<String, Spanned<String>>,
+    vars: &[&str],
+) -> String {
+    let var_of = |arg: &str| renames.get(arg).map_or(arg.to_owned(), |v| v.value.clone());
+    let (head, query) = call.split_once('?').unwrap_or((call, ""));
+    let mut line = head.to_owned();
+    for (arg, var) in renames {
+        line = line
+            .replace(&format!("{{{arg}}}"), &format!("{{{}}}", var.value))
+            .replace(&format!("{{+{arg}}}"), &format!("{{+{}}}", var.value));
+    }
+    let kept: Vec<String> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .filter_map(|pair| {
+            let placeholder = pair
+                .split_once('=')
+                .and_then(|(_, v)| v.strip_prefix('{'))
+                .and_then(|v| v.strip_suffix('}'));
+            match placeholder {
+                None => Some(pair.to_owned()),
+                Some(arg) => {
+                    let var = var_of(arg);
+                    let name = pair.split_once('=').map_or(pair, |(n, _)| n);
+                    vars.contains(&var.as_str())
+                        .then(|| format!("{name}={{{var}}}"))
+                }
+            }
+        })
+        .collect();
+    if !kept.is_empty() {
+        line.push('?');
+        line.push_str(&kept.join("&"));
+    }
+    line
+}
+
 fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), String> {
     let rest = text.strip_prefix('$').unwrap_or(text);
     let len = rest
