@@ -1,6 +1,6 @@
 //! The label resources and tools: every scenario of the label specification, through the binary.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::fake_forge::{GOOD_TOKEN, NO_SCOPE_TOKEN};
 use crate::support::fixtures::LABEL_ID;
@@ -288,5 +288,74 @@ async fn list_tools_page_and_report_totals() {
         ),
         (5, json!(false))
     );
+    server.stop().await;
+}
+
+/// One policy for both faces of a list: a `limit` above the largest page is read as that page,
+/// and the answer says the limit it used; both answer with the same envelope.
+#[tokio::test]
+async fn an_oversized_limit_is_read_as_the_largest_page_by_both_faces() {
+    let forge = FakeForge::standard().await;
+    let server = Launch::new(&forge).full().start().await;
+    let by_tool = server
+        .call_ok(
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "many-labels", "limit": 500}),
+        )
+        .await;
+    let asked = forge.requests();
+    let request = asked.last().expect("the call reached the forge");
+    assert_eq!(request.query("limit"), Some("50"), "{request:?}");
+    assert_eq!(
+        (
+            by_tool["limit"].clone(),
+            by_tool["items"].as_array().unwrap().len()
+        ),
+        (json!(50), 45)
+    );
+    let by_uri = server
+        .read_json("forgejo://repo/acme/many-labels/labels?limit=500")
+        .await;
+    assert_eq!(
+        (
+            by_uri["limit"].clone(),
+            by_uri["items"].as_array().unwrap().len()
+        ),
+        (json!(30), 30)
+    );
+    let keys =
+        |page: &Value| -> Vec<String> { page.as_object().unwrap().keys().cloned().collect() };
+    let continued = server
+        .call_ok(
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "many-labels", "limit": 20}),
+        )
+        .await;
+    // The resource's envelope is the tool's, with how to go on by URI added.
+    assert_eq!(
+        keys(&by_uri),
+        [
+            "page",
+            "limit",
+            "total_count",
+            "has_more",
+            "next_page",
+            "items",
+            "next",
+            "truncated"
+        ]
+    );
+    assert_eq!(
+        keys(&continued),
+        [
+            "page",
+            "limit",
+            "total_count",
+            "has_more",
+            "next_page",
+            "items"
+        ]
+    );
+    assert_eq!(by_uri["next_page"], 2);
     server.stop().await;
 }

@@ -716,7 +716,7 @@ async fn malformed_arguments_never_reach_the_forge() {
         ),
         (
             "list_repo_labels",
-            json!({"owner": "acme", "repo": "widgets", "limit": 51}),
+            json!({"owner": "acme", "repo": "widgets", "limit": 0}),
         ),
     ];
     forge.clear_log();

@@ -22,7 +22,13 @@
 //! );
 //! ```
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::forge::Request;
+
+/// The names of the paging query pairs, and of the arguments and variables that carry them.
+pub const PAGE: &str = "page";
+pub const LIMIT: &str = "limit";
 
 /// A validated request for one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +49,75 @@ impl PageRequest {
     /// Rows before this page.
     pub fn offset(&self) -> u64 {
         (self.page - 1).saturating_mul(self.limit)
+    }
+
+    /// Asks the forge for this page: `page`, and `limit` unless the forge's page size is its own.
+    pub fn ask(&self, request: &mut Request, with_limit: bool) {
+        request.query.push((PAGE.into(), self.page.to_string()));
+        if with_limit {
+            request.query.push((LIMIT.into(), self.limit.to_string()));
+        }
+    }
+}
+
+/// A list page's items fitted to a byte room ([`fit_page`] applied): the page they now are,
+/// whether more remain, and whether the room cut the page short.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    pub page: PageRequest,
+    pub total: Option<u64>,
+    pub has_more: bool,
+    pub items: Vec<Value>,
+    pub cut: bool,
+}
+
+impl Fitted {
+    /// Fits the projected `items` of `window`'s page `page` into `room` bytes.
+    pub fn new<T>(window: Window<T>, items: Vec<Value>, page: PageRequest, room: usize) -> Fitted {
+        let mut items = items;
+        let sizes: Vec<usize> = items.iter().map(json_size).collect();
+        match fit_page(page, &sizes, room) {
+            Some(smaller) => {
+                items.truncate(smaller.limit as usize);
+                Fitted {
+                    page: smaller,
+                    total: window.total,
+                    has_more: true,
+                    items,
+                    cut: true,
+                }
+            }
+            None => Fitted {
+                page,
+                total: window.total,
+                has_more: window.has_more,
+                items,
+                cut: false,
+            },
+        }
+    }
+
+    /// The serialized size of the items.
+    pub fn size(&self) -> usize {
+        self.items.iter().map(json_size).sum::<usize>() + self.items.len()
+    }
+
+    /// The envelope every list page answers with, a resource's or a tool's: `page`, the
+    /// `limit` used, `total_count` when the forge counts the list, `has_more`, `next_page`
+    /// when more remain, and `items`. Each face adds how to go on in its own terms.
+    pub fn envelope(self) -> Map<String, Value> {
+        let mut out = Map::new();
+        out.insert(PAGE.into(), self.page.page.into());
+        out.insert(LIMIT.into(), self.page.limit.into());
+        if let Some(total) = self.total {
+            out.insert("total_count".into(), total.into());
+        }
+        out.insert("has_more".into(), self.has_more.into());
+        if self.has_more {
+            out.insert("next_page".into(), (self.page.page + 1).into());
+        }
+        out.insert("items".into(), Value::Array(self.items));
+        out
     }
 }
 

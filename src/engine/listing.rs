@@ -5,7 +5,6 @@ use serde_json::Value;
 
 use super::project::{Context, Field};
 use super::request::{Args, RequestTemplate, text_of};
-use super::resource::{LIMIT, PAGE};
 use super::template::UriTemplate;
 use crate::forge::allow::AllowList;
 use crate::forge::{Request, Response};
@@ -39,8 +38,8 @@ impl Listing {
             .fetch
             .expand(&Args::new())
             .expect("compile refuses listing requests with placeholders");
-        request.query.push((PAGE.into(), page.to_string()));
-        request.query.push((LIMIT.into(), LISTING_PAGE.to_string()));
+        super::bound::PageRequest::new(Some(page), Some(LISTING_PAGE), LISTING_PAGE)
+            .ask(&mut request, true);
         request
     }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
 
 use super::answer::{self, Expected};
-use super::bound::{self, Next, PageRequest, Window};
+use super::bound::{self, Fitted, LIMIT, Next, PAGE, PageRequest, Window};
 use super::error::Error;
 use super::param::Rule;
 use super::project::{Context, Field, Meta, Projection};
@@ -21,10 +21,6 @@ use super::untrusted::{self, Envelope, Mark};
 use super::{Catalog, uri};
 use crate::forge::{Accept, ForgeError, Request, Response};
 use crate::manifest::raw::{Keep, Window as WindowKind};
-
-/// The names of the paging variables of a list template.
-pub const PAGE: &str = "page";
-pub const LIMIT: &str = "limit";
 
 /// A compiled resource.
 #[derive(Debug)]
@@ -384,7 +380,7 @@ impl Read<'_> {
             Some(page),
         ) = (&self.resource.shape, self.page)
         {
-            push_paging(&mut request, page.page, page.limit);
+            page.ask(&mut request, true);
         }
         if self
             .resource
@@ -413,7 +409,7 @@ impl Read<'_> {
             if let EmbedSource::Fetch(t) = &embed.source {
                 let mut request = self.expand(t)?;
                 if embed.window == WindowKind::Upstream {
-                    push_paging(&mut request, 1, embed.cap);
+                    PageRequest::new(None, None, embed.cap).ask(&mut request, true);
                 }
                 planned.push(Planned {
                     slot: Slot::Embed(i),
@@ -478,7 +474,7 @@ impl Read<'_> {
             {
                 for page in tail_pages(total, embed.cap) {
                     let mut request = self.expand(t)?;
-                    push_paging(&mut request, page, embed.cap);
+                    PageRequest::new(Some(page), None, embed.cap).ask(&mut request, true);
                     next.push(Planned {
                         slot: Slot::EmbedPage(i, page),
                         request,
@@ -886,26 +882,20 @@ impl Read<'_> {
         tool: &str,
     ) -> Value {
         let budget = self.catalog.max_answer_bytes;
-        let mut items: Vec<Value> = window
+        let items: Vec<Value> = window
             .items
             .iter()
             .map(|i| item.apply(&Context::item(i, &self.args).at(self.catalog.instance())))
             .collect();
-        let sizes: Vec<usize> = items.iter().map(bound::json_size).collect();
-        let (mut page, mut has_more, mut cut) = (page, window.has_more, false);
-        if let Some(smaller) = bound::fit_page(page, &sizes, budget.saturating_sub(ENVELOPE_ROOM)) {
-            items.truncate(smaller.limit as usize);
-            (page, has_more, cut) = (smaller, true, true);
-        }
-        let mut out = Map::new();
-        out.insert("page".into(), page.page.into());
-        out.insert("limit".into(), page.limit.into());
-        if let Some(total) = window.total {
-            out.insert("total_count".into(), total.into());
-        }
-        out.insert("has_more".into(), has_more.into());
-        let shown = items.len();
-        out.insert("items".into(), Value::Array(items));
+        let fitted = Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
+        let (page, total, has_more, cut, shown) = (
+            fitted.page,
+            fitted.total,
+            fitted.has_more,
+            fitted.cut,
+            fitted.items.len(),
+        );
+        let mut out = fitted.envelope();
         if has_more {
             let next = Next::Page {
                 page: page.page + 1,
@@ -922,13 +912,8 @@ impl Read<'_> {
                     other => format!("{k}={other}"),
                 })
                 .collect();
-            let mut sentinel = bound::sentinel_with(
-                &self.catalog.mention(tool),
-                &filters,
-                shown,
-                window.total,
-                next,
-            );
+            let mut sentinel =
+                bound::sentinel_with(&self.catalog.mention(tool), &filters, shown, total, next);
             if cut {
                 sentinel = format!(
                     "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.] {sentinel}",
@@ -974,11 +959,6 @@ fn tail_pages(total: u64, cap: u64) -> Vec<u64> {
     let first = (first_row - 1) / cap + 1;
     let last = total.div_ceil(cap);
     (first.max(2)..=last).collect()
-}
-
-fn push_paging(request: &mut Request, page: u64, limit: u64) {
-    request.query.push((PAGE.into(), page.to_string()));
-    request.query.push((LIMIT.into(), limit.to_string()));
 }
 
 /// The array a list lives in: the body, or the value at `from`; anything else is empty.

@@ -8,10 +8,10 @@ use serde_json_path::JsonPath;
 
 use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
+use super::bound::{LIMIT, PAGE};
 use super::error::Error;
 use super::project::{Context, Meta, Projection};
 use super::request::{Args, RequestTemplate};
-use super::resource::{LIMIT, PAGE};
 use super::schema::Check;
 use super::text::{Cut, TextSpec};
 use crate::forge::allow::{self, AllowList};
@@ -229,7 +229,13 @@ impl Tool {
                     format!("Items per page: the forge's fixed {}.", list.max_limit),
                 )
             } else {
-                (1, format!("Items per page, 1 to {}.", list.max_limit))
+                (
+                    1,
+                    format!(
+                        "Items per page, 1 to {0}; more is read as {0}.",
+                        list.max_limit
+                    ),
+                )
             };
             let mut limit = json!({"type": "integer", "minimum": min, "maximum": list.max_limit,
                 "default": list.default_limit});
@@ -403,23 +409,19 @@ impl Tool {
             if let Some(list) = &self.list
                 && (name == PAGE || name == LIMIT)
             {
-                // A `page_only` list's limit is the forge's page size or nothing.
-                let (min, max) = match (name == PAGE, list.page_only) {
-                    (true, _) => (1, u64::MAX),
-                    (false, true) => (list.max_limit, list.max_limit),
-                    (false, false) => (1, list.max_limit),
+                // A limit above the list's largest page is read as that page, as a resource
+                // reads it; a `page_only` list's limit is the forge's page size or nothing.
+                let min = match (name == PAGE, list.page_only) {
+                    (false, true) => list.max_limit,
+                    _ => 1,
                 };
-                let n = value
-                    .as_u64()
-                    .filter(|n| (min..=max).contains(n))
-                    .ok_or_else(|| {
-                        let range = match (name == PAGE, min == max) {
-                            (true, _) => "an integer from 1".to_owned(),
-                            (false, true) => format!("{max} (the forge's fixed page size)"),
-                            (false, false) => format!("an integer from 1 to {max}"),
-                        };
-                        Error::invalid(format!("argument `{name}` must be {range}, not {value}"))
-                    })?;
+                let n = value.as_u64().filter(|n| *n >= min).ok_or_else(|| {
+                    let range = match (name == PAGE, list.page_only) {
+                        (false, true) => format!("{min} (the forge's fixed page size)"),
+                        _ => "an integer from 1".to_owned(),
+                    };
+                    Error::invalid(format!("argument `{name}` must be {range}, not {value}"))
+                })?;
                 if name == PAGE {
                     page = Some(n)
                 } else {
@@ -693,7 +695,7 @@ impl Call<'_> {
                 // The forge's count includes what the allow-list hides.
                 window.total = None;
             }
-            let mut items: Vec<Value> = window
+            let items: Vec<Value> = window
                 .items
                 .iter()
                 .map(|i| {
@@ -702,36 +704,23 @@ impl Call<'_> {
                         .apply(&Context::item(i, &self.args).at(serving.instance))
                 })
                 .collect();
-            let (mut page, mut has_more, mut note) = (page, window.has_more, None);
-            let sizes: Vec<usize> = items.iter().map(bound::json_size).collect();
-            if let Some(smaller) =
-                bound::fit_page(page, &sizes, budget.saturating_sub(ENVELOPE_ROOM))
-            {
-                items.truncate(smaller.limit as usize);
-                (page, has_more) = (smaller, true);
-                note = Some(format!(
-                    "[truncated to stay under {budget} bytes: this answer is page {} at limit {}. Call {} again with page={} and limit={} for the next items.]",
-                    page.page,
-                    page.limit,
-                    self.tool.mention(),
-                    page.page + 1,
-                    page.limit
-                ));
-            }
-            let mut out = Map::new();
-            out.insert("page".into(), page.page.into());
-            out.insert("limit".into(), page.limit.into());
-            if let Some(total) = window.total {
-                out.insert("total_count".into(), total.into());
-            }
-            out.insert("has_more".into(), has_more.into());
-            if has_more {
-                out.insert("next_page".into(), (page.page + 1).into());
-            }
-            let size = sizes.iter().take(items.len()).sum::<usize>() + items.len();
-            out.insert("items".into(), Value::Array(items));
-            if let Some(note) = note {
-                out.insert("truncated".into(), note.into());
+            let fitted =
+                bound::Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
+            let (page, cut, size) = (fitted.page, fitted.cut, fitted.size());
+            let mut out = fitted.envelope();
+            if cut {
+                out.insert(
+                    "truncated".into(),
+                    format!(
+                        "[truncated to stay under {budget} bytes: this answer is page {} at limit {}. Call {} again with page={} and limit={} for the next items.]",
+                        page.page,
+                        page.limit,
+                        self.tool.mention(),
+                        page.page + 1,
+                        page.limit
+                    )
+                    .into(),
+                );
             }
             if left_out > 0 {
                 out.insert(

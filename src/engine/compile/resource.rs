@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use serde_saphyr::Spanned;
 
 use super::{Compiler, Defaults, ToolRefs};
+use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::complete::{Completion, Source};
 use crate::engine::listing::Listing;
 use crate::engine::project::Projection;
@@ -12,8 +13,7 @@ use crate::engine::render::Renderer;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::Carried;
 use crate::engine::resource::{
-    Cache, Check, Embed, EmbedSource, Expect, LIMIT, Markdown, PAGE, Param, Provisional, Resource,
-    Shape,
+    Cache, Check, Embed, EmbedSource, Expect, Markdown, Param, Provisional, Resource, Shape,
 };
 use crate::engine::template::{TemplateError, UriTemplate};
 use crate::engine::tool::Tool;

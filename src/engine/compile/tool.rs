@@ -11,9 +11,9 @@ use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
 use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_SUMMARY, MAX_TOOL_NAME};
+use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
-use crate::engine::resource::{LIMIT, PAGE};
 use crate::engine::schema::{Check, Schema};
 use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, Touches, summary_of};
 use crate::forge::{Accept, Method};
