@@ -1,9 +1,11 @@
 //! The engine: both manifests compiled into one [`Catalog`] at start-up, and the pure steps of a
 //! read or a call.
 //!
-//! A read is `uri::parse` → router → parameter rules (all refusals so far are `-32602`, before
-//! any network) → upstream request plan → (the caller sends it) → projection → bounding →
-//! markdown. A call is the same after its arguments are checked against the tool's schema.
+//! A read is route (`uri::parse`, the router, the parameter rules: every refusal so far is
+//! `-32602`, before any network) → plan (the upstream requests; the caller sends them) →
+//! assemble (project → bound → render), each a file of [`resource`]. A call is the same after
+//! its arguments are checked against the tool's schema ([`tool`]). `docs/code-tour.md` follows
+//! both through the files.
 //! Nothing here does I/O or knows a transport; nothing here names a resource or a tool.
 
 mod answer;
