@@ -13,6 +13,7 @@ use thiserror::Error;
 use crate::cache::ReadCache;
 use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
+use crate::engine::error::Invalid;
 use crate::engine::listing::Listed;
 use crate::engine::request::text_of as text_arg;
 use crate::engine::search::SearchIndex;
@@ -479,7 +480,11 @@ impl Service {
         token: Option<&Token>,
     ) -> Result<Called, CallError> {
         meta.check(&arguments)
-            .map_err(|e| engine::Error::invalid(format!("the arguments of {} {e}", meta.name())))?;
+            .map_err(|why| Invalid::MetaArguments {
+                tool: meta.name().to_owned(),
+                why,
+            })
+            .map_err(engine::Error::from)?;
         let text = |arguments: &Map<String, Value>, key: &str| {
             arguments
                 .get(key)
@@ -587,11 +592,10 @@ impl Service {
     /// The `describe_tools` answer: the complete form of each named tool.
     fn describe(&self, names: &[String]) -> Result<Value, CallError> {
         if names.is_empty() || names.len() > surface::MAX_DESCRIBED {
-            return Err(engine::Error::invalid(format!(
-                "describe_tools takes 1 to {} names, not {}",
-                surface::MAX_DESCRIBED,
-                names.len()
-            ))
+            return Err(engine::Error::from(Invalid::DescribeCount {
+                max: surface::MAX_DESCRIBED,
+                given: names.len(),
+            })
             .into());
         }
         let mut described = Vec::new();

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Surface;
 use crate::engine::Annotations;
-use crate::engine::schema::Schema;
+use crate::engine::schema::{Schema, Violation};
 
 /// forgelens's own tools, beside the manifest's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,7 +136,7 @@ impl Meta {
     }
 
     /// The checker of the arguments, from [`Meta::input_schema`].
-    pub fn check(self, arguments: &Map<String, Value>) -> Result<(), String> {
+    pub fn check(self, arguments: &Map<String, Value>) -> Result<(), Violation> {
         let schema = Schema::compile(&self.input_schema())
             .expect("the meta-tools' schemas are valid literals");
         schema.check(&Value::Object(arguments.clone()))

@@ -230,3 +230,75 @@ async fn mistakes_are_answered_with_what_to_do() {
     assert!(!description.contains("`limit` 1 to 50"), "{description}");
     server.stop().await;
 }
+
+/// Each kind of caller mistake says, in words, what was wrong and what would be right; the
+/// kinds are typed in the engine (`engine::Invalid`), and their words are the contract.
+#[tokio::test]
+async fn each_kind_of_refusal_says_what_was_wrong() {
+    let forge = FakeForge::standard().await;
+    let server = Launch::new(&forge).full().start().await;
+    let reads = [
+        (
+            "https://repo/acme/widgets/labels",
+            "invalid URI `https://repo/acme/widgets/labels`: the scheme must be `forgejo://`",
+        ),
+        (
+            "forgejo://nowhere/at/all",
+            "no resource matches `forgejo://nowhere/at/all`; resources/templates/list shows the URI templates served",
+        ),
+        (
+            "forgejo://repo/acme/widgets/labels?sort=name",
+            "unknown query parameter `sort` for forgejo://repo/{owner}/{repo}/labels{?page,limit}; accepted: page, limit",
+        ),
+        (
+            "forgejo://repo/acme/widgets/labels?page=0",
+            "`page` must be an integer from 1 to 100000; got `0`",
+        ),
+        (
+            "forgejo://repo/acme/widgets/contents/README.md?start_line=9&end_line=3",
+            "end_line 3 is before start_line 9",
+        ),
+    ];
+    for (uri, message) in reads {
+        let error = server.read(uri).await.expect_err(uri);
+        assert!(
+            error.message.starts_with(message),
+            "{uri}: {}",
+            error.message
+        );
+    }
+    let calls = [
+        (
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "widgets", "colour": "red"}),
+            "unknown argument `colour` for list_repo_labels; it takes: owner, repo, page, limit, sudo",
+        ),
+        (
+            "list_repo_labels",
+            json!({"owner": "acme"}),
+            "missing required argument `repo`",
+        ),
+        (
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "widgets", "page": 0}),
+            "argument `page` must be an integer from 1, not 0",
+        ),
+        (
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "widgets", "sudo": 7}),
+            "argument `sudo` must be a user name (letters, digits, `_`, `.`, `-`), not 7",
+        ),
+        (
+            "get_issue",
+            json!({"owner": "acme", "repo": "widgets", "index": "12"}),
+            "argument `index` must be a positive integer (an id or an index)",
+        ),
+    ];
+    for (tool, args, message) in calls {
+        let result = server.call_ok_or_error(tool, args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{tool} {args}");
+        let text = crate::support::result_text(&result);
+        assert!(text.contains(message), "{tool} {args}: {text}");
+    }
+    server.stop().await;
+}

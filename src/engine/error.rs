@@ -10,6 +10,11 @@ use std::fmt;
 
 use thiserror::Error;
 
+use serde_json::Value;
+
+use super::request::ExpandError;
+use super::schema::Violation;
+use super::uri::UriError;
 use crate::forge::ForgeError;
 
 /// What went wrong, in the five words clients can rely on (`data.reason`).
@@ -56,8 +61,8 @@ impl fmt::Display for Reason {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum Error {
     /// The caller's mistake, found before any upstream request.
-    #[error("{0}")]
-    InvalidParams(String),
+    #[error(transparent)]
+    InvalidParams(Box<Invalid>),
     /// The forge failed or refused.
     #[error(transparent)]
     Forge(#[from] ForgeError),
@@ -70,11 +75,79 @@ pub enum Error {
     Unanswered(&'static str),
 }
 
-impl Error {
-    pub fn invalid(message: impl Into<String>) -> Error {
-        Error::InvalidParams(message.into())
-    }
+/// What the caller got wrong; every kind says how to put it right.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Invalid {
+    #[error("invalid URI `{uri}`: {why}")]
+    Uri { uri: String, why: UriError },
+    #[error("no resource matches `{0}`; resources/templates/list shows the URI templates served")]
+    NoResource(String),
+    #[error("`{name}`: {why}")]
+    Encoding { name: String, why: UriError },
+    #[error("unknown query parameter `{name}` for {template}; accepted: {accepted}")]
+    UnknownQuery {
+        name: String,
+        template: String,
+        accepted: String,
+    },
+    #[error("`{name}` {why}; got `{value}`")]
+    Variable {
+        name: String,
+        why: Violation,
+        value: String,
+    },
+    #[error("cannot build the upstream request: {0}")]
+    Request(ExpandError),
+    #[error("end_line {end} is before start_line {start}")]
+    Backwards { start: u64, end: u64 },
+    #[error("start_line {start} is past the end: the text has {total} lines")]
+    PastTheEnd { start: u64, total: u64 },
+    #[error("start_byte {byte} is past the end of line {line}, which has {len} bytes")]
+    PastTheLine { byte: u64, line: u64, len: usize },
+    #[error("the diff has no file `{wanted}`; its files: {files}")]
+    NoSuchFile { wanted: String, files: String },
+    #[error("argument `sudo` must be a user name (letters, digits, `_`, `.`, `-`), not {0}")]
+    Sudo(Value),
+    #[error("argument `{name}` must be {range}, not {value}")]
+    Paging {
+        name: &'static str,
+        range: String,
+        value: Value,
+    },
+    #[error("unknown argument `{name}` for {tool}; it takes: {takes}")]
+    UnknownArgument {
+        name: String,
+        tool: String,
+        takes: String,
+    },
+    #[error("missing required argument `{0}`")]
+    MissingArgument(String),
+    #[error("argument `{name}` {why}")]
+    Argument { name: String, why: Violation },
+    #[error("argument `{name}` is not base64: {why}")]
+    NotBase64 { name: String, why: String },
+    #[error("argument {0}")]
+    ArgumentRequest(ExpandError),
+    /// The manifest's words for an answer that shows the wrong target was given (a file's path
+    /// to a directory listing).
+    #[error("{0}")]
+    WrongTarget(String),
+    #[error("markdown of {resource} failed: {why}")]
+    Markdown { resource: String, why: String },
+    #[error("the arguments of {tool} {why}")]
+    MetaArguments { tool: String, why: Violation },
+    #[error("describe_tools takes 1 to {max} names, not {given}")]
+    DescribeCount { max: usize, given: usize },
+}
 
+impl From<Invalid> for Error {
+    fn from(invalid: Invalid) -> Error {
+        // Boxed: the kinds carry text, and every `Result` of the engine carries an `Error`.
+        Error::InvalidParams(Box::new(invalid))
+    }
+}
+
+impl Error {
     /// The upstream status behind the error, when there is one.
     pub fn upstream_status(&self) -> Option<u16> {
         match self {

@@ -30,7 +30,7 @@ pub mod uri;
 use std::collections::HashMap;
 
 pub use compile::{MAX_TOOL_NAME, compile};
-pub use error::{Error, ErrorTable, Reason};
+pub use error::{Error, ErrorTable, Invalid, Reason};
 use indexmap::IndexMap;
 pub use resource::{Answer, Block, Cache, Planned, Read, ReadOutput, Resource, Slot};
 pub use tool::{Annotations, Call, Tool};

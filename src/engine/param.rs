@@ -8,17 +8,22 @@
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
+use super::schema::{Schema, SchemaError, Violation};
+
 /// A compiled rule.
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub name: String,
     pub description: Option<String>,
     pub kind: RuleKind,
+    /// The rule as a compiled JSON Schema: one checker holds rules and inline schemas alike.
+    checker: Schema,
 }
 
 #[derive(Debug, Clone)]
 pub enum RuleKind {
     Text {
+        /// Anchored at both ends (`^(?:…)$`): a rule matches the whole value.
         pattern: Option<Regex>,
         max_length: Option<usize>,
         values: Option<Vec<String>>,
@@ -30,61 +35,47 @@ pub enum RuleKind {
 }
 
 impl Rule {
+    /// A rule of `kind`; `Err` when its pattern is not anchored at both ends.
+    pub fn new(
+        name: impl Into<String>,
+        description: Option<String>,
+        kind: RuleKind,
+    ) -> Result<Rule, SchemaError> {
+        let mut rule = Rule {
+            name: name.into(),
+            description,
+            kind,
+            checker: Schema::default(),
+        };
+        rule.checker = Schema::compile(&rule.schema())?;
+        Ok(rule)
+    }
+
     /// Checks URI text and returns it as its JSON value; `Err` says what was expected.
-    pub fn check_text(&self, text: &str) -> Result<Value, String> {
-        match &self.kind {
-            RuleKind::Text { .. } => {
-                self.check_str(text)?;
-                Ok(Value::String(text.to_owned()))
-            }
+    pub fn check_text(&self, text: &str) -> Result<Value, Violation> {
+        let value = match &self.kind {
+            RuleKind::Text { .. } => Value::String(text.to_owned()),
             RuleKind::Integer { .. } => {
                 // Only ASCII digits (and a leading `-`): no `+`, spaces or look-alike digits.
                 let digits = text.strip_prefix('-').unwrap_or(text);
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(self.expected());
+                    return Err(self.mismatch());
                 }
-                let n: i64 = text.parse().map_err(|_| self.expected())?;
-                self.check_int(n)?;
-                Ok(Value::from(n))
+                Value::from(text.parse::<i64>().map_err(|_| self.mismatch())?)
             }
-        }
+        };
+        self.check_json(&value)?;
+        Ok(value)
     }
 
     /// Checks a JSON argument.
-    pub fn check_json(&self, value: &Value) -> Result<(), String> {
-        match (&self.kind, value) {
-            (RuleKind::Text { .. }, Value::String(s)) => self.check_str(s),
-            (RuleKind::Integer { .. }, Value::Number(n)) => match n.as_i64() {
-                Some(i) => self.check_int(i),
-                None => Err(self.expected()),
-            },
-            _ => Err(self.expected()),
-        }
+    pub fn check_json(&self, value: &Value) -> Result<(), Violation> {
+        self.checker.check(value).map_err(|_| self.mismatch())
     }
 
-    fn check_str(&self, s: &str) -> Result<(), String> {
-        let RuleKind::Text {
-            pattern,
-            max_length,
-            values,
-        } = &self.kind
-        else {
-            return Err(self.expected());
-        };
-        let ok = values.as_ref().is_none_or(|v| v.iter().any(|x| x == s))
-            && max_length.is_none_or(|m| s.chars().count() <= m)
-            && pattern.as_ref().is_none_or(|p| p.is_match(s));
-        if ok { Ok(()) } else { Err(self.expected()) }
-    }
-
-    fn check_int(&self, n: i64) -> Result<(), String> {
-        let RuleKind::Integer { minimum, maximum } = &self.kind else {
-            return Err(self.expected());
-        };
-        if minimum.is_some_and(|m| n < m) || maximum.is_some_and(|m| n > m) {
-            return Err(self.expected());
-        }
-        Ok(())
+    /// A value the rule refuses, in the rule's words.
+    fn mismatch(&self) -> Violation {
+        Violation::Rule(self.expected())
     }
 
     /// What a valid value looks like, for error messages.
@@ -198,26 +189,20 @@ mod tests {
     use super::*;
 
     fn text(pattern: &str, max: Option<usize>) -> Rule {
-        Rule {
-            name: "t".into(),
-            description: None,
-            kind: RuleKind::Text {
-                pattern: Some(Regex::new(pattern).unwrap()),
-                max_length: max,
-                values: None,
-            },
-        }
+        let kind = RuleKind::Text {
+            pattern: Some(Regex::new(pattern).unwrap()),
+            max_length: max,
+            values: None,
+        };
+        Rule::new("t", None, kind).unwrap()
     }
 
     fn positive() -> Rule {
-        Rule {
-            name: "n".into(),
-            description: None,
-            kind: RuleKind::Integer {
-                minimum: Some(1),
-                maximum: None,
-            },
-        }
+        let kind = RuleKind::Integer {
+            minimum: Some(1),
+            maximum: None,
+        };
+        Rule::new("n", None, kind).unwrap()
     }
 
     #[test]

@@ -12,8 +12,77 @@ use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
 use serde_json::{Map, Value};
+use thiserror::Error;
 
 use super::param::Rule;
+
+/// How a value breaks its schema; the text reads after the argument's name (`argument `state`
+/// must be one of …`).
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Violation {
+    /// A rule's own words for what it takes.
+    #[error("must be {0}")]
+    Rule(String),
+    #[error("must be of type {expected}, not {found}")]
+    Type {
+        expected: String,
+        found: &'static str,
+    },
+    #[error("must be one of {}", list(.0))]
+    NotOneOf(Vec<Value>),
+    #[error("must match `{0}`")]
+    Pattern(String),
+    #[error("must be at most {0} characters")]
+    TooLong(usize),
+    #[error("must be at least {0}")]
+    Below(f64),
+    #[error("must be at most {0}")]
+    Above(f64),
+    #[error("item {0} {1}")]
+    Item(usize, Box<Violation>),
+    #[error("needs property `{0}`")]
+    MissingProperty(String),
+    #[error("has unknown property `{0}`")]
+    UnknownProperty(String),
+    #[error("property `{0}` {1}")]
+    Property(String, Box<Violation>),
+}
+
+/// Why an inline schema (or a rule as one) does not compile: a manifest mistake.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SchemaError {
+    #[error("`type` {0} is not one of {types}", types = TYPES.join(", "))]
+    Type(Value),
+    #[error("`enum` must be a non-empty list")]
+    Enum,
+    #[error("`pattern` must be a string")]
+    PatternType,
+    #[error(
+        "`pattern` `{0}` is not anchored: a JSON Schema pattern matches anywhere in the value, so write `^(?:{0})$`"
+    )]
+    Unanchored(String),
+    #[error("`pattern` does not compile: {0}")]
+    PatternSyntax(String),
+    #[error("`{0}` must be a number")]
+    Number(&'static str),
+    #[error("`items` must be a schema object")]
+    Items,
+    #[error("`properties` must be a map")]
+    Properties,
+    #[error("property `{0}` must be a schema object")]
+    PropertyType(String),
+    #[error("property `{0}`: {1}")]
+    Property(String, Box<SchemaError>),
+    #[error("`required` must be a list of names")]
+    Required,
+    #[error("additionalProperties: {0}")]
+    Additional(Box<SchemaError>),
+}
+
+fn list(values: &[Value]) -> String {
+    let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+    shown.join(", ")
+}
 
 /// How one argument is checked.
 #[derive(Debug, Clone)]
@@ -25,19 +94,21 @@ pub enum Check {
 }
 
 impl Check {
-    pub fn check(&self, value: &Value) -> Result<(), String> {
+    pub fn check(&self, value: &Value) -> Result<(), Violation> {
         match self {
             // The rule's own words say what the value is, with its limits; a pattern in symbols
             // would only be noise to whoever reads the error (describe_tools gives it).
-            Check::Rule(rule) => rule.check_json(value).map_err(|e| match &rule.description {
-                Some(what) => {
-                    let what = lowercase_first(what.trim_end_matches('.'));
-                    match rule.limits() {
-                        Some(limits) => format!("must be {what} ({limits})"),
-                        None => format!("must be {what}"),
+            Check::Rule(rule) => rule.check_json(value).map_err(|e| {
+                Violation::Rule(match &rule.description {
+                    Some(what) => {
+                        let what = lowercase_first(what.trim_end_matches('.'));
+                        match rule.limits() {
+                            Some(limits) => format!("{what} ({limits})"),
+                            None => what,
+                        }
                     }
-                }
-                None => format!("must be {e}"),
+                    None => e.to_string(),
+                })
             }),
             Check::Schema(schema) => schema.check(value),
         }
@@ -107,8 +178,8 @@ pub fn lean(schema: Map<String, Value>) -> Map<String, Value> {
         .collect()
 }
 
-/// A compiled inline JSON Schema.
-#[derive(Debug, Clone)]
+/// A compiled inline JSON Schema (the default one takes anything).
+#[derive(Debug, Clone, Default)]
 pub struct Schema {
     source: Map<String, Value>,
     kind: Option<String>,
@@ -129,50 +200,48 @@ const TYPES: [&str; 6] = ["string", "integer", "number", "boolean", "array", "ob
 
 impl Schema {
     /// Compiles a schema; `Err` says which keyword is wrong.
-    pub fn compile(source: &Map<String, Value>) -> Result<Schema, String> {
+    pub fn compile(source: &Map<String, Value>) -> Result<Schema, SchemaError> {
         let kind = match source.get("type") {
             None => None,
             Some(Value::String(t)) if TYPES.contains(&t.as_str()) => Some(t.clone()),
             Some(other) => {
-                return Err(format!("`type` {other} is not one of {}", TYPES.join(", ")));
+                return Err(SchemaError::Type(other.clone()));
             }
         };
         let values = match source.get("enum") {
             None => None,
             Some(Value::Array(v)) if !v.is_empty() => Some(v.clone()),
-            Some(_) => return Err("`enum` must be a non-empty list".into()),
+            Some(_) => return Err(SchemaError::Enum),
         };
         let pattern = match source.get("pattern") {
             None => None,
             Some(Value::String(p)) => Some(pattern(p)?),
-            Some(_) => return Err("`pattern` must be a string".into()),
+            Some(_) => return Err(SchemaError::PatternType),
         };
-        let number = |key: &str| -> Result<Option<f64>, String> {
+        let number = |key: &'static str| -> Result<Option<f64>, SchemaError> {
             match source.get(key) {
                 None => Ok(None),
-                Some(v) => v
-                    .as_f64()
-                    .map(Some)
-                    .ok_or_else(|| format!("`{key}` must be a number")),
+                Some(v) => v.as_f64().map(Some).ok_or(SchemaError::Number(key)),
             }
         };
         let items = match source.get("items") {
             None => None,
             Some(Value::Object(inner)) => Some(Box::new(Schema::compile(inner)?)),
-            Some(_) => return Err("`items` must be a schema object".into()),
+            Some(_) => return Err(SchemaError::Items),
         };
         let mut properties = Vec::new();
         if let Some(props) = source.get("properties") {
             let Value::Object(props) = props else {
-                return Err("`properties` must be a map".into());
+                return Err(SchemaError::Properties);
             };
             for (name, schema) in props {
                 let Value::Object(schema) = schema else {
-                    return Err(format!("property `{name}` must be a schema object"));
+                    return Err(SchemaError::PropertyType(name.clone()));
                 };
                 properties.push((
                     name.clone(),
-                    Schema::compile(schema).map_err(|e| format!("property `{name}`: {e}"))?,
+                    Schema::compile(schema)
+                        .map_err(|e| SchemaError::Property(name.clone(), Box::new(e)))?,
                 ));
             }
         }
@@ -182,7 +251,7 @@ impl Schema {
                 .iter()
                 .filter_map(|v| v.as_str().map(str::to_owned))
                 .collect(),
-            Some(_) => return Err("`required` must be a list of names".into()),
+            Some(_) => return Err(SchemaError::Required),
         };
         Ok(Schema {
             source: source.clone(),
@@ -201,7 +270,7 @@ impl Schema {
             closed: source.get("additionalProperties") == Some(&Value::Bool(false)),
             additional: match source.get("additionalProperties") {
                 Some(Value::Object(inner)) => Some(Box::new(
-                    Schema::compile(inner).map_err(|e| format!("additionalProperties: {e}"))?,
+                    Schema::compile(inner).map_err(|e| SchemaError::Additional(Box::new(e)))?,
                 )),
                 _ => None,
             },
@@ -209,7 +278,7 @@ impl Schema {
     }
 
     /// Checks `value`; the error reads after the argument's name ("must be …").
-    pub fn check(&self, value: &Value) -> Result<(), String> {
+    pub fn check(&self, value: &Value) -> Result<(), Violation> {
         if let Some(kind) = &self.kind {
             let ok = match kind.as_str() {
                 "string" => value.is_string(),
@@ -221,61 +290,67 @@ impl Schema {
                 _ => false,
             };
             if !ok {
-                return Err(format!("must be of type {kind}, not {}", type_name(value)));
+                return Err(Violation::Type {
+                    expected: kind.clone(),
+                    found: type_name(value),
+                });
             }
         }
         if let Some(values) = &self.values
             && !values.contains(value)
         {
-            let list: Vec<String> = values.iter().map(Value::to_string).collect();
-            return Err(format!("must be one of {}", list.join(", ")));
+            return Err(Violation::NotOneOf(values.clone()));
         }
         if let Value::String(s) = value {
             if let Some(p) = &self.pattern
                 && !p.is_match(s)
             {
-                return Err(format!("must match `{}`", p.as_str()));
+                return Err(Violation::Pattern(p.as_str().to_owned()));
             }
             if let Some(max) = self.max_length
                 && s.chars().count() > max
             {
-                return Err(format!("must be at most {max} characters"));
+                return Err(Violation::TooLong(max));
             }
         }
         if let Some(n) = value.as_f64() {
             if let Some(min) = self.minimum
                 && n < min
             {
-                return Err(format!("must be at least {min}"));
+                return Err(Violation::Below(min));
             }
             if let Some(max) = self.maximum
                 && n > max
             {
-                return Err(format!("must be at most {max}"));
+                return Err(Violation::Above(max));
             }
         }
         if let (Some(items), Value::Array(values)) = (&self.items, value) {
             for (i, v) in values.iter().enumerate() {
-                items.check(v).map_err(|e| format!("item {i} {e}"))?;
+                items
+                    .check(v)
+                    .map_err(|e| Violation::Item(i, Box::new(e)))?;
             }
         }
         if let Value::Object(map) = value {
             for name in &self.required {
                 if !map.contains_key(name) {
-                    return Err(format!("needs property `{name}`"));
+                    return Err(Violation::MissingProperty(name.clone()));
                 }
             }
             for (name, v) in map {
                 match self.properties.iter().find(|(n, _)| n == name) {
                     Some((_, schema)) => schema
                         .check(v)
-                        .map_err(|e| format!("property `{name}` {e}"))?,
-                    None if self.closed => return Err(format!("has unknown property `{name}`")),
+                        .map_err(|e| Violation::Property(name.clone(), Box::new(e)))?,
+                    None if self.closed => {
+                        return Err(Violation::UnknownProperty(name.clone()));
+                    }
                     None => {
                         if let Some(schema) = &self.additional {
                             schema
                                 .check(v)
-                                .map_err(|e| format!("property `{name}` {e}"))?;
+                                .map_err(|e| Violation::Property(name.clone(), Box::new(e)))?;
                         }
                     }
                 }
@@ -291,15 +366,13 @@ impl Schema {
 /// A JSON Schema pattern matches anywhere in the value, so one that is not anchored at both
 /// ends would let anything around the part it describes through (a rule's pattern is anchored
 /// by the compiler; an inline one must say so itself).
-fn pattern(source: &str) -> Result<Regex, String> {
+fn pattern(source: &str) -> Result<Regex, SchemaError> {
     // `\$` is a dollar sign, not the end: an odd run of backslashes before it escapes it.
     let backslashes = source
         .strip_suffix('$')
         .map(|rest| rest.chars().rev().take_while(|c| *c == '\\').count());
     if !source.starts_with('^') || backslashes.is_none_or(|n| n % 2 == 1) {
-        return Err(format!(
-            "`pattern` `{source}` is not anchored: a JSON Schema pattern matches anywhere in the value, so write `^(?:{source})$`"
-        ));
+        return Err(SchemaError::Unanchored(source.to_owned()));
     }
     static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
     let mut compiled = COMPILED
@@ -308,7 +381,7 @@ fn pattern(source: &str) -> Result<Regex, String> {
     if let Some(regex) = compiled.get(source) {
         return Ok(regex.clone());
     }
-    let regex = Regex::new(source).map_err(|e| format!("`pattern` does not compile: {e}"))?;
+    let regex = Regex::new(source).map_err(|e| SchemaError::PatternSyntax(e.to_string()))?;
     compiled.insert(source.to_owned(), regex.clone());
     Ok(regex)
 }
@@ -406,7 +479,7 @@ mod tests {
             ),
         ];
         for (s, v, expected) in cases {
-            let got = schema(s.clone()).check(v);
+            let got = schema(s.clone()).check(v).map_err(|e| e.to_string());
             assert_eq!(
                 got.as_ref().map_err(String::as_str).copied(),
                 *expected,

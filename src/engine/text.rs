@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::error::Error;
+use super::error::{Error, Invalid};
 use super::project::{Context, Field};
 use super::request::Args;
 use super::untrusted::{Rendering, neutralize};
@@ -95,9 +95,7 @@ impl TextSpec {
             self.arg(args, &self.end_line),
         ) && end < start
         {
-            return Err(Error::invalid(format!(
-                "end_line {end} is before start_line {start}"
-            )));
+            return Err(Invalid::Backwards { start, end }.into());
         }
         Ok(())
     }
@@ -134,10 +132,11 @@ impl TextSpec {
                         }
                         None => {
                             let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-                            return Err(Error::invalid(format!(
-                                "the diff has no file `{wanted}`; its files: {}",
-                                names.join(", ")
-                            )));
+                            return Err(Invalid::NoSuchFile {
+                                wanted: wanted.to_owned(),
+                                files: names.join(", "),
+                            }
+                            .into());
                         }
                     },
                 }
@@ -150,9 +149,7 @@ impl TextSpec {
         if let Some(start) = start_arg
             && start > total.max(1)
         {
-            return Err(Error::invalid(format!(
-                "start_line {start} is past the end: the text has {total} lines"
-            )));
+            return Err(Invalid::PastTheEnd { start, total }.into());
         }
         let span = self.max_lines.max(1);
         let (start, end) = match (start_arg, end_arg) {
@@ -170,10 +167,12 @@ impl TextSpec {
             Some(byte) => {
                 let line = lines.get(start as usize - 1).copied().unwrap_or("");
                 if byte >= line.len() as u64 {
-                    return Err(Error::invalid(format!(
-                        "start_byte {byte} is past the end of line {start}, which has {} bytes",
-                        line.len()
-                    )));
+                    return Err(Invalid::PastTheLine {
+                        byte,
+                        line: start,
+                        len: line.len(),
+                    }
+                    .into());
                 }
                 let mut at = byte as usize;
                 while !line.is_char_boundary(at) {

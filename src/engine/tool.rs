@@ -9,7 +9,7 @@ use serde_json_path::JsonPath;
 use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
 use super::bound::{LIMIT, PAGE};
-use super::error::Error;
+use super::error::{Error, Invalid};
 use super::project::{Context, Meta, Projection};
 use super::request::{Args, RequestTemplate};
 use super::schema::Check;
@@ -399,9 +399,7 @@ impl Tool {
                     Value::String(s) if is_user_name(&s) => sudo = Some(s),
                     Value::Null => {}
                     other => {
-                        return Err(Error::invalid(format!(
-                            "argument `sudo` must be a user name (letters, digits, `_`, `.`, `-`), not {other}"
-                        )));
+                        return Err(Invalid::Sudo(other).into());
                     }
                 }
                 continue;
@@ -420,7 +418,11 @@ impl Tool {
                         (false, true) => format!("{min} (the forge's fixed page size)"),
                         _ => "an integer from 1".to_owned(),
                     };
-                    Error::invalid(format!("argument `{name}` must be {range}, not {value}"))
+                    Invalid::Paging {
+                        name: if name == PAGE { PAGE } else { LIMIT },
+                        range,
+                        value: value.clone(),
+                    }
                 })?;
                 if name == PAGE {
                     page = Some(n)
@@ -430,18 +432,20 @@ impl Tool {
                 continue;
             }
             let Some(arg) = self.args.iter().find(|a| a.name == name) else {
-                return Err(Error::invalid(format!(
-                    "unknown argument `{name}` for {}; it takes: {}",
-                    self.name,
-                    self.argument_names().join(", ")
-                )));
+                return Err(Invalid::UnknownArgument {
+                    name,
+                    tool: self.name.clone(),
+                    takes: self.argument_names().join(", "),
+                }
+                .into());
             };
             if value.is_null() && !arg.required {
                 continue;
             }
-            arg.check
-                .check(&value)
-                .map_err(|e| Error::invalid(format!("argument `{name}` {e}")))?;
+            arg.check.check(&value).map_err(|why| Invalid::Argument {
+                name: name.clone(),
+                why,
+            })?;
             args.insert(name, value);
         }
         for arg in &self.args {
@@ -453,10 +457,7 @@ impl Tool {
                     args.insert(arg.name.clone(), default.clone());
                 }
                 None if arg.required => {
-                    return Err(Error::invalid(format!(
-                        "missing required argument `{}`",
-                        arg.name
-                    )));
+                    return Err(Invalid::MissingArgument(arg.name.clone()).into());
                 }
                 None => {}
             }
@@ -504,8 +505,9 @@ fn form_part(arg: &Arg, value: &Value) -> Result<FormPart, Error> {
     };
     let value = match arg.location {
         ArgLocation::File => FormValue::File {
-            bytes: BASE64.decode(text.trim()).map_err(|e| {
-                Error::invalid(format!("argument `{}` is not base64: {e}", arg.name))
+            bytes: BASE64.decode(text.trim()).map_err(|e| Invalid::NotBase64 {
+                name: arg.name.clone(),
+                why: e.to_string(),
             })?,
             filename: arg.name.clone(),
         },
@@ -524,7 +526,7 @@ impl Call<'_> {
             .tool
             .call
             .expand(&self.args)
-            .map_err(|e| Error::invalid(format!("argument {e}")))?;
+            .map_err(Invalid::ArgumentRequest)?;
         if let (Some(list), Some(page)) = (&self.tool.list, self.page)
             && list.window == WindowKind::Upstream
         {
@@ -666,7 +668,7 @@ impl Call<'_> {
             };
             // Something else (a file where a directory was expected): "no items" would hide it.
             if let (Some(why), false) = (&list.not_a_list, items.is_some_and(Value::is_array)) {
-                return Err(Error::invalid(why.clone()));
+                return Err(Invalid::WrongTarget(why.clone()).into());
             }
             answer::expect(
                 Expected::List,

@@ -698,9 +698,5 @@ fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, String> {
         }
         other => return Err(format!("type `{other}` is not `string` or `integer`")),
     };
-    Ok(Rule {
-        name: name.to_owned(),
-        description: def.description.clone(),
-        kind,
-    })
+    Rule::new(name, def.description.clone(), kind).map_err(|e| e.to_string())
 }

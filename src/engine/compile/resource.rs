@@ -333,7 +333,7 @@ impl Compiler {
                 self.push(
                     pos,
                     checks::BAD_ARGUMENT,
-                    format!("the default of `{name}` must be {e}"),
+                    format!("the default of `{name}` {e}"),
                 );
                 continue;
             }

@@ -626,10 +626,11 @@ impl Compiler {
             || a.max_length.is_some();
         let compiled = match &schema.value {
             _ if beside => Err(
-                "`schema` replaces `rule`, `type` and their keywords; keep only `schema`".into(),
+                "`schema` replaces `rule`, `type` and their keywords; keep only `schema`"
+                    .to_owned(),
             ),
-            Value::Object(map) => Schema::compile(map),
-            _ => Err("`schema` must be a JSON Schema object".into()),
+            Value::Object(map) => Schema::compile(map).map_err(|e| e.to_string()),
+            _ => Err("`schema` must be a JSON Schema object".to_owned()),
         };
         let check = match compiled {
             Ok(s) => Check::Schema(Box::new(s)),

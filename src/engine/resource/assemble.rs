@@ -10,7 +10,7 @@ use super::{
 };
 use crate::engine::answer::{self, Expected};
 use crate::engine::bound::{self, Window};
-use crate::engine::error::Error;
+use crate::engine::error::{Error, Invalid};
 use crate::engine::project::{Context, Meta, Projection};
 use crate::engine::request::{substitute, text_of};
 use crate::engine::text::Cut;
@@ -309,8 +309,9 @@ impl Read<'_> {
                     &Value::Object(context),
                     markdown.max_chars,
                 )
-                .map_err(|e| {
-                    Error::invalid(format!("markdown of {} failed: {e}", self.resource.name))
+                .map_err(|why| Invalid::Markdown {
+                    resource: self.resource.name.clone(),
+                    why,
                 })?;
             let used: usize = blocks.iter().map(|b| b.text.len()).sum();
             let text = markdown_within(text, budget.saturating_sub(used));

@@ -2,7 +2,7 @@
 
 use super::{Answer, EmbedSource, Planned, Read, Shape, Slot};
 use crate::engine::bound::PageRequest;
-use crate::engine::error::Error;
+use crate::engine::error::{Error, Invalid};
 use crate::engine::request::RequestTemplate;
 use crate::forge::{Accept, Request};
 use crate::manifest::raw::{Keep, Window as WindowKind};
@@ -11,7 +11,7 @@ impl Read<'_> {
     fn expand(&self, template: &RequestTemplate) -> Result<Request, Error> {
         template
             .expand(&self.args)
-            .map_err(|e| Error::invalid(format!("cannot build the upstream request: {e}")))
+            .map_err(|e| Invalid::Request(e).into())
     }
 
     fn primary_request(&self, alternative: usize) -> Result<Request, Error> {

@@ -5,31 +5,30 @@ use serde_json::Value;
 use super::{Read, Resource, Shape};
 use crate::engine::Catalog;
 use crate::engine::bound::{LIMIT, PAGE, PageRequest};
-use crate::engine::error::Error;
+use crate::engine::error::{Error, Invalid};
 use crate::engine::request::Args;
 use crate::engine::uri;
 
 impl Catalog {
     /// Routes and validates `uri`: every refusal here happens before any upstream request.
     pub fn route(&self, raw: &str) -> Result<Read<'_>, Error> {
-        let parsed =
-            uri::parse(raw).map_err(|e| Error::invalid(format!("invalid URI `{raw}`: {e}")))?;
-        let matched = self.router.at(&parsed.path).map_err(|_| {
-            Error::invalid(format!(
-                "no resource matches `{raw}`; resources/templates/list shows the URI templates served"
-            ))
+        let parsed = uri::parse(raw).map_err(|why| Invalid::Uri {
+            uri: raw.to_owned(),
+            why,
         })?;
+        let matched = self
+            .router
+            .at(&parsed.path)
+            .map_err(|_| Invalid::NoResource(raw.to_owned()))?;
         let resource = &self.resources[*matched.value];
         let mut args = Args::new();
         for (name, raw_value) in matched.params.iter() {
             let value = if resource.template.is_rest(name) {
                 let parts: Result<Vec<_>, _> = raw_value.split('/').map(uri::decode).collect();
-                parts
-                    .map_err(|e| Error::invalid(format!("`{name}`: {e}")))?
-                    .join("/")
+                parts.map_err(|why| encoding(name, why))?.join("/")
             } else {
                 uri::decode(raw_value)
-                    .map_err(|e| Error::invalid(format!("`{name}`: {e}")))?
+                    .map_err(|why| encoding(name, why))?
                     .into_owned()
             };
             args.insert(name.to_owned(), resource.check(name, &value)?);
@@ -42,10 +41,12 @@ impl Catalog {
                 } else {
                     accepted
                 };
-                return Err(Error::invalid(format!(
-                    "unknown query parameter `{name}` for {}; accepted: {accepted}",
-                    resource.template.as_str()
-                )));
+                return Err(Invalid::UnknownQuery {
+                    name,
+                    template: resource.template.as_str().to_owned(),
+                    accepted,
+                }
+                .into());
             }
             let checked = resource.check(&name, &value)?;
             args.insert(name, checked);
@@ -82,8 +83,20 @@ impl Resource {
             .iter()
             .find(|p| p.name == name)
             .expect("compile gives every template variable a rule");
-        param.rule.check_text(value).map_err(|expected| {
-            Error::invalid(format!("`{name}` must be {expected}; got `{value}`"))
+        param.rule.check_text(value).map_err(|why| {
+            Invalid::Variable {
+                name: name.to_owned(),
+                why,
+                value: value.to_owned(),
+            }
+            .into()
         })
+    }
+}
+
+fn encoding(name: &str, why: crate::engine::uri::UriError) -> Invalid {
+    Invalid::Encoding {
+        name: name.to_owned(),
+        why,
     }
 }
