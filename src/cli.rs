@@ -7,18 +7,20 @@
 //! usage, configuration or unreadable input.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
-use crate::config::{self, CatalogSource, Config, Flags, HttpConfig, HttpFlags};
+use crate::catalog::command::CatalogCommand;
+use crate::config::{self, CatalogSource, Config, Flags, HttpConfig, HttpFlags, ManifestArgs};
 use crate::forge::{self, ClientOptions};
-use crate::manifest::{FileId, Source, Sources};
+use crate::lint::LintArgs;
+use crate::manifest::Source;
 use crate::service::{CallError, Called, Service, StartError, ToolAnswer};
-use crate::{catalog, lint, mcp};
+use crate::{catalog, lint, mcp, settings};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
 #[derive(Debug, Parser)]
@@ -70,161 +72,16 @@ pub enum Command {
     Catalog(CatalogCommand),
 }
 
-#[derive(Debug, Subcommand)]
-pub enum CatalogCommand {
-    /// Write the catalog of every operation of a swagger.
-    Generate(GenerateArgs),
-    /// Exit 1 when FILE is not what `generate` would write for the swagger.
-    Check(CheckArgs),
-}
-
-/// Where a swagger comes from, and what the catalog may carry.
-#[derive(Debug, Clone, Args)]
-pub struct SpecArgs {
-    /// The Swagger 2.0 spec: a file, or an http(s) URL such as
-    /// https://codeberg.org/swagger.v1.json.
-    #[arg(long, value_name = "FILE|URL")]
-    pub swagger: String,
-    /// Put each operation's summary from the spec in its tool's description (for a catalog of
-    /// your own; the spec's words then live in the file).
-    #[arg(long)]
-    pub with_summaries: bool,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct GenerateArgs {
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// The catalog file to write (`-` for stdout).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct CheckArgs {
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// The catalog file to check.
-    pub file: PathBuf,
-}
-
-/// Where the manifests come from.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ManifestArgs {
-    /// Resource manifest to use instead of the built-in one.
-    #[arg(
-        long,
-        value_name = "FILE",
-        env = "FORGELENS_RESOURCES",
-        hide_env_values = true
-    )]
-    pub resources: Option<PathBuf>,
-    /// Tool manifest to use instead of the built-in one.
-    #[arg(
-        long,
-        value_name = "FILE",
-        env = "FORGELENS_TOOLS",
-        hide_env_values = true
-    )]
-    pub tools: Option<PathBuf>,
-}
-
-impl ManifestArgs {
-    pub(crate) fn sources(&self) -> Result<Sources, String> {
-        let read = |path: Option<&PathBuf>, file| {
-            Source::from_option(path.map(PathBuf::as_path), file).map_err(|e| {
-                format!(
-                    "cannot read {}: {e}",
-                    path.map_or("manifest".into(), |p| p.display().to_string())
-                )
-            })
-        };
-        Ok(Sources {
-            resources: read(self.resources.as_ref(), FileId::Resources)?,
-            tools: read(self.tools.as_ref(), FileId::Tools)?,
-            catalog: None,
-        })
-    }
-}
-
-/// Options of the server and of `read` / `call`.
+/// Options of the server and of `read` / `call` / `list`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ServeArgs {
-    /// The instance URL [env: FORGEJO_URL, GITEA_URL, GITEA_HOST] [default: https://codeberg.org].
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Read the token from this file (the token is never a flag) [env: FORGEJO_TOKEN, …].
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// Offer only read tools and send nothing but GET [env: FORGEJO_READ_ONLY, READ_ONLY; any
-    /// of them set true wins].
-    #[arg(long)]
-    pub read_only: bool,
-    /// Offer only these toolsets [env: FORGEJO_TOOLSETS, TOOLSETS].
-    #[arg(long, value_name = "A,B", value_delimiter = ',')]
-    pub toolsets: Option<Vec<String>>,
-    /// Do not offer these tools [env: FORGEJO_DISABLED_TOOLS, DISABLED_TOOLS].
-    #[arg(long, value_name = "X,Y", value_delimiter = ',')]
-    pub disabled_tools: Option<Vec<String>>,
-    /// Whole-request timeout towards the forge, in seconds [env: FORGELENS_TIMEOUT] [default: 30].
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<u64>,
-    /// Most requests in flight to the forge at once; more wait their turn
-    /// [env: FORGELENS_MAX_UPSTREAM_REQUESTS] [default: 64].
-    #[arg(long, value_name = "N")]
-    pub max_upstream_requests: Option<u64>,
-    /// Log filter, e.g. `info` or `forgelens=debug` (overrides RUST_LOG); logs go to stderr.
-    #[arg(long, value_name = "FILTER")]
+    #[command(flatten)]
+    pub flags: Flags,
+    #[arg(long = settings::LOG_LEVEL.flag, value_name = settings::LOG_LEVEL.value,
+        help = settings::LOG_LEVEL.help_text())]
     pub log_level: Option<String>,
-    /// Also serve the tools of this generated catalog [env: FORGELENS_CATALOG].
-    #[arg(long, value_name = "FILE")]
-    pub catalog: Option<PathBuf>,
-    /// Also serve a catalog generated from the instance's own /swagger.v1.json, cached on disk
-    /// for a day [env: FORGELENS_CATALOG_FROM_INSTANCE].
-    #[arg(long)]
-    pub catalog_from_instance: bool,
-    /// Where --catalog-from-instance keeps the instance's spec [env: FORGELENS_CACHE_DIR]
-    /// [default: $XDG_CACHE_HOME/forgelens or ~/.cache/forgelens].
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// Reuse answers of mutable resources (issues, labels…) for this many milliseconds; they
-    /// may then be that much out of date [env: FORGELENS_CACHE_TTL_MS] [default: 0, never].
-    /// Immutable answers (a commit by full sha) are always reused.
-    #[arg(long, value_name = "MS")]
-    pub cache_ttl_ms: Option<u64>,
-    /// Which tools tools/list shows: `core` (a small set plus search_tools, describe_tools,
-    /// call_read_tool, call_write_tool and read_resource, which reach every other tool) or
-    /// `full` (every tool) [env: FORGELENS_TOOL_SURFACE] [default: core].
-    #[arg(long, value_name = "core|full")]
-    pub tool_surface: Option<String>,
-    /// Announce the `sudo` argument of every tool (it needs an admin token; it is accepted
-    /// either way) [env: FORGELENS_SUDO].
-    #[arg(long)]
-    pub sudo: bool,
-    /// The most bytes one answer may hold; a longer one is cut and says how to get the rest
-    /// [env: FORGELENS_MAX_ANSWER_BYTES] [default: 49152].
-    #[arg(long, value_name = "BYTES")]
-    pub max_answer_bytes: Option<usize>,
-    /// Touch only these repositories: `owner/repo` or `owner/*`, comma-separated; requests about
-    /// any other are not sent and lists leave them out [env: FORGELENS_ALLOW_REPOS].
-    #[arg(long, value_name = "OWNER/REPO,…", value_delimiter = ',')]
-    pub allow_repos: Option<Vec<String>>,
-    /// On public repositories, withhold text written by accounts without write access (read
-    /// it on purpose with include_untrusted) [env: FORGELENS_LOCKDOWN].
-    #[arg(long)]
-    pub lockdown: bool,
     #[command(flatten)]
     pub manifests: ManifestArgs,
-}
-
-impl ManifestArgs {
-    /// These, with `outer` (given before the subcommand) filling what these leave out.
-    fn or(self, outer: &ManifestArgs) -> ManifestArgs {
-        ManifestArgs {
-            resources: self.resources.or_else(|| outer.resources.clone()),
-            tools: self.tools.or_else(|| outer.tools.clone()),
-        }
-    }
 }
 
 impl ServeArgs {
@@ -232,45 +89,9 @@ impl ServeArgs {
     /// out, so that an option works on either side of `read`, `call` or `serve`.
     fn or(self, outer: &ServeArgs) -> ServeArgs {
         ServeArgs {
-            url: self.url.or_else(|| outer.url.clone()),
-            token_file: self.token_file.or_else(|| outer.token_file.clone()),
-            read_only: self.read_only || outer.read_only,
-            toolsets: self.toolsets.or_else(|| outer.toolsets.clone()),
-            disabled_tools: self.disabled_tools.or_else(|| outer.disabled_tools.clone()),
-            timeout: self.timeout.or(outer.timeout),
-            max_upstream_requests: self.max_upstream_requests.or(outer.max_upstream_requests),
+            flags: self.flags.or(&outer.flags),
             log_level: self.log_level.or_else(|| outer.log_level.clone()),
-            catalog: self.catalog.or_else(|| outer.catalog.clone()),
-            catalog_from_instance: self.catalog_from_instance || outer.catalog_from_instance,
-            cache_dir: self.cache_dir.or_else(|| outer.cache_dir.clone()),
-            cache_ttl_ms: self.cache_ttl_ms.or(outer.cache_ttl_ms),
-            tool_surface: self.tool_surface.or_else(|| outer.tool_surface.clone()),
-            sudo: self.sudo || outer.sudo,
-            max_answer_bytes: self.max_answer_bytes.or(outer.max_answer_bytes),
-            allow_repos: self.allow_repos.or_else(|| outer.allow_repos.clone()),
-            lockdown: self.lockdown || outer.lockdown,
             manifests: self.manifests.or(&outer.manifests),
-        }
-    }
-
-    fn flags(&self) -> Flags {
-        Flags {
-            url: self.url.clone(),
-            token_file: self.token_file.clone(),
-            read_only: self.read_only,
-            toolsets: self.toolsets.clone(),
-            disabled_tools: self.disabled_tools.clone(),
-            timeout_secs: self.timeout,
-            max_upstream_requests: self.max_upstream_requests,
-            catalog: self.catalog.clone(),
-            catalog_from_instance: self.catalog_from_instance,
-            cache_dir: self.cache_dir.clone(),
-            cache_ttl_ms: self.cache_ttl_ms,
-            tool_surface: self.tool_surface.clone(),
-            sudo: self.sudo,
-            max_answer_bytes: self.max_answer_bytes,
-            allow_repos: self.allow_repos.clone(),
-            lockdown: self.lockdown,
         }
     }
 }
@@ -281,109 +102,7 @@ pub struct ServerArgs {
     #[command(flatten)]
     pub common: ServeArgs,
     #[command(flatten)]
-    pub http: HttpArgs,
-}
-
-/// Options of the Streamable HTTP transport; they need `--http` (or `FORGELENS_HTTP`).
-#[derive(Debug, Clone, Default, Args)]
-pub struct HttpArgs {
-    /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8080), path /mcp, instead of
-    /// stdio [env: FORGELENS_HTTP].
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<String>,
-    /// Let --http bind an address outside loopback [env: FORGELENS_ALLOW_REMOTE].
-    #[arg(long)]
-    pub allow_remote: bool,
-    /// Refuse (401) a request without its own `Authorization` token instead of using the
-    /// configured one [env: FORGELENS_REQUIRE_CLIENT_TOKEN].
-    #[arg(long)]
-    pub require_client_token: bool,
-    /// `Host` values accepted besides the loopback names, e.g. mcp.example.com; `*` accepts
-    /// any [env: FORGELENS_ALLOWED_HOSTS].
-    #[arg(long, value_name = "H,H", value_delimiter = ',')]
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Browser origins accepted besides the loopback ones, e.g. https://app.example.com
-    /// [env: FORGELENS_ALLOWED_ORIGINS].
-    #[arg(long, value_name = "O,O", value_delimiter = ',')]
-    pub allowed_origins: Option<Vec<String>>,
-    /// Largest request body, in bytes; a larger one gets 413 [env: FORGELENS_MAX_BODY_BYTES]
-    /// [default: 1048576].
-    #[arg(long, value_name = "BYTES")]
-    pub max_body_bytes: Option<usize>,
-    /// MCP requests served at once; one more gets 503 [env: FORGELENS_MAX_CONCURRENT_REQUESTS]
-    /// [default: 64].
-    #[arg(long, value_name = "N")]
-    pub max_concurrent_requests: Option<usize>,
-    /// Seconds a connection gets to send a request's headers, from its opening or its previous
-    /// answer; slow and idle connections are closed after it [env: FORGELENS_HEADER_TIMEOUT]
-    /// [default: 10].
-    #[arg(long, value_name = "SECONDS")]
-    pub header_timeout: Option<u64>,
-    /// Connections open at once; more wait to be accepted. Keep it below the descriptor limit
-    /// (`ulimit -n`) [env: FORGELENS_MAX_CONNECTIONS] [default: 512].
-    #[arg(long, value_name = "N")]
-    pub max_connections: Option<usize>,
-    /// Give clients of revisions before 2026-07-28 a session held in this process (replicas
-    /// then need sticky routing) [env: FORGELENS_HTTP_SESSIONS].
-    #[arg(long)]
-    pub sessions: bool,
-}
-
-impl HttpArgs {
-    /// These options, with `outer` (given before `serve`) filling what these leave out.
-    fn or(self, outer: &HttpArgs) -> HttpArgs {
-        HttpArgs {
-            http: self.http.or_else(|| outer.http.clone()),
-            allow_remote: self.allow_remote || outer.allow_remote,
-            require_client_token: self.require_client_token || outer.require_client_token,
-            allowed_hosts: self.allowed_hosts.or_else(|| outer.allowed_hosts.clone()),
-            allowed_origins: self
-                .allowed_origins
-                .or_else(|| outer.allowed_origins.clone()),
-            max_body_bytes: self.max_body_bytes.or(outer.max_body_bytes),
-            max_concurrent_requests: self
-                .max_concurrent_requests
-                .or(outer.max_concurrent_requests),
-            header_timeout: self.header_timeout.or(outer.header_timeout),
-            max_connections: self.max_connections.or(outer.max_connections),
-            sessions: self.sessions || outer.sessions,
-        }
-    }
-
-    fn flags(&self) -> HttpFlags {
-        HttpFlags {
-            addr: self.http.clone(),
-            allow_remote: self.allow_remote,
-            require_client_token: self.require_client_token,
-            allowed_hosts: self.allowed_hosts.clone(),
-            allowed_origins: self.allowed_origins.clone(),
-            max_body_bytes: self.max_body_bytes,
-            max_concurrent_requests: self.max_concurrent_requests,
-            header_timeout_secs: self.header_timeout,
-            max_connections: self.max_connections,
-            sessions: self.sessions,
-        }
-    }
-
-    /// The first HTTP option given on the command line, to refuse it without `--http`.
-    fn first_given(&self) -> Option<&'static str> {
-        [
-            (self.allow_remote, "--allow-remote"),
-            (self.require_client_token, "--require-client-token"),
-            (self.allowed_hosts.is_some(), "--allowed-hosts"),
-            (self.allowed_origins.is_some(), "--allowed-origins"),
-            (self.max_body_bytes.is_some(), "--max-body-bytes"),
-            (
-                self.max_concurrent_requests.is_some(),
-                "--max-concurrent-requests",
-            ),
-            (self.header_timeout.is_some(), "--header-timeout"),
-            (self.max_connections.is_some(), "--max-connections"),
-            (self.sessions, "--sessions"),
-        ]
-        .into_iter()
-        .find_map(|(given, name)| given.then_some(name))
-    }
+    pub http: HttpFlags,
 }
 
 /// What `forgelens list` prints.
@@ -394,27 +113,6 @@ pub enum ListWhat {
     Toolsets,
 }
 
-#[derive(Debug, Clone, Copy, Default, ValueEnum)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct LintArgs {
-    #[command(flatten)]
-    pub manifests: ManifestArgs,
-    /// Also check every upstream request against this Swagger 2.0 spec (the instance's
-    /// `/swagger.v1.json`): that its endpoint, its method and each of its query parameters
-    /// exist.
-    #[arg(long, value_name = "FILE")]
-    pub swagger: Option<PathBuf>,
-    /// Output format: one line per finding, or a JSON array.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
-}
-
 /// Runs the command line; the exit code says how it went. A server calls `started` once its
 /// catalog is compiled, before it serves: the binary's moment to have its allocator give back
 /// the memory that compiling used and no longer needs.
@@ -422,7 +120,7 @@ pub fn run(cli: Cli, started: fn()) -> ExitCode {
     // Options given before the subcommand count as if given after it.
     let outer = cli.serve;
     let server_only = |command: &str| {
-        let given = outer.http.http.as_ref().map(|_| "--http");
+        let given = outer.http.http.as_ref().map(|_| settings::HTTP.name());
         given.or_else(|| outer.http.first_given()).map(|flag| {
             fail(
                 &format!("{flag} is an option of the HTTP server, not of `{command}`"),
@@ -488,9 +186,10 @@ fn init_logging(filter: Option<&str>, default: &str) {
 
 /// Resolves the configuration and starts the service; on failure, the message and exit code.
 fn start(args: &ServeArgs) -> Result<Service, (String, u8)> {
-    let config = Config::resolve(&args.flags(), &|k| std::env::var(k).ok())
-        .map_err(|e| (e.to_string(), 2))?;
+    let config =
+        Config::resolve(&args.flags, &|k| std::env::var(k).ok()).map_err(|e| (e.to_string(), 2))?;
     if let Some(warning) = args
+        .flags
         .token_file
         .as_deref()
         .and_then(config::token_file_warning)
@@ -566,7 +265,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
 
 fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
     init_logging(args.common.log_level.as_deref(), "forgelens=info,rmcp=warn");
-    let http = match HttpConfig::resolve(&args.http.flags(), &|k| std::env::var(k).ok()) {
+    let http = match HttpConfig::resolve(&args.http, &|k| std::env::var(k).ok()) {
         Ok(http) => http,
         Err(e) => return fail(&e.to_string(), 2),
     };

@@ -9,55 +9,32 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::Args;
 use reqwest::Url;
 use thiserror::Error;
 
 use crate::forge::Token;
 use crate::forge::allow::AllowList;
+use crate::manifest::{FileId, Source, Sources};
+use crate::settings as S;
 
 /// The instance used when none is configured.
-pub const DEFAULT_URL: &str = "https://codeberg.org";
-/// Environment variables for the instance URL, in the order they are tried.
-pub const URL_VARS: &[&str] = &["FORGEJO_URL", "GITEA_URL", "GITEA_HOST"];
-/// Environment variables for the token, in the order they are tried.
-pub const TOKEN_VARS: &[&str] = &[
-    "FORGEJO_TOKEN",
-    "FORGEJO_ACCESS_TOKEN",
-    "GITEA_TOKEN",
-    "GITEA_ACCESS_TOKEN",
-];
-pub const READ_ONLY_VARS: &[&str] = &["FORGEJO_READ_ONLY", "READ_ONLY"];
-pub const TOOLSETS_VARS: &[&str] = &["FORGEJO_TOOLSETS", "TOOLSETS"];
-pub const DISABLED_TOOLS_VARS: &[&str] = &["FORGEJO_DISABLED_TOOLS", "DISABLED_TOOLS"];
-pub const TIMEOUT_VARS: &[&str] = &["FORGELENS_TIMEOUT"];
-pub const MAX_UPSTREAM_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_UPSTREAM_REQUESTS"];
-pub const HTTP_VARS: &[&str] = &["FORGELENS_HTTP"];
-pub const ALLOW_REMOTE_VARS: &[&str] = &["FORGELENS_ALLOW_REMOTE"];
-pub const REQUIRE_CLIENT_TOKEN_VARS: &[&str] = &["FORGELENS_REQUIRE_CLIENT_TOKEN"];
-pub const ALLOWED_HOSTS_VARS: &[&str] = &["FORGELENS_ALLOWED_HOSTS"];
-pub const ALLOWED_ORIGINS_VARS: &[&str] = &["FORGELENS_ALLOWED_ORIGINS"];
-pub const MAX_BODY_BYTES_VARS: &[&str] = &["FORGELENS_MAX_BODY_BYTES"];
-pub const MAX_CONCURRENT_REQUESTS_VARS: &[&str] = &["FORGELENS_MAX_CONCURRENT_REQUESTS"];
-pub const SESSIONS_VARS: &[&str] = &["FORGELENS_HTTP_SESSIONS"];
-pub const HEADER_TIMEOUT_VARS: &[&str] = &["FORGELENS_HEADER_TIMEOUT"];
-pub const MAX_CONNECTIONS_VARS: &[&str] = &["FORGELENS_MAX_CONNECTIONS"];
-pub const ALLOW_REPOS_VARS: &[&str] = &["FORGELENS_ALLOW_REPOS"];
-pub const LOCKDOWN_VARS: &[&str] = &["FORGELENS_LOCKDOWN"];
+pub const DEFAULT_URL: &str = S::URL.words();
 
 /// Whole-request timeout towards the forge when none is configured, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+pub const DEFAULT_TIMEOUT_SECS: u64 = S::TIMEOUT.number();
 /// Requests in flight to the forge at once when no cap is configured.
-pub const DEFAULT_MAX_UPSTREAM_REQUESTS: u64 = 64;
+pub const DEFAULT_MAX_UPSTREAM_REQUESTS: u64 = S::MAX_UPSTREAM_REQUESTS.number();
 /// Largest MCP request body accepted over HTTP when none is configured (1 MiB).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_MAX_BODY_BYTES: usize = S::MAX_BODY_BYTES.number() as usize;
 /// MCP requests served at once over HTTP when no limit is configured.
-pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = S::MAX_CONCURRENT_REQUESTS.number() as usize;
 /// Seconds an HTTP connection gets to send a request's headers, from its opening or from its
 /// previous answer: slow senders and idle keep-alive connections are closed after it.
-pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = S::HEADER_TIMEOUT.number();
 /// HTTP connections open at once when no cap is configured; well below the usual descriptor
 /// limit of 1024, so that upstream connections and files still get descriptors.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+pub const DEFAULT_MAX_CONNECTIONS: usize = S::MAX_CONNECTIONS.number() as usize;
 /// `Host` names always accepted: the loopback names, so a local client keeps working whatever
 /// else is allowed. A page of another site cannot make a browser send them (DNS rebinding
 /// changes the address a name resolves to, not the name in `Host`).
@@ -72,16 +49,9 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
     "https://127.0.0.1:*",
     "https://[::1]:*",
 ];
-pub const CATALOG_VARS: &[&str] = &["FORGELENS_CATALOG"];
-pub const CATALOG_FROM_INSTANCE_VARS: &[&str] = &["FORGELENS_CATALOG_FROM_INSTANCE"];
-pub const CACHE_DIR_VARS: &[&str] = &["FORGELENS_CACHE_DIR"];
-pub const CACHE_TTL_VARS: &[&str] = &["FORGELENS_CACHE_TTL_MS"];
-pub const TOOL_SURFACE_VARS: &[&str] = &["FORGELENS_TOOL_SURFACE"];
-pub const SUDO_VARS: &[&str] = &["FORGELENS_SUDO"];
-pub const MAX_ANSWER_BYTES_VARS: &[&str] = &["FORGELENS_MAX_ANSWER_BYTES"];
 
 /// The largest answer (the text an agent reads) when no budget is configured: 48 KiB.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 48 * 1024;
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = S::MAX_ANSWER_BYTES.number() as usize;
 /// The smallest budget accepted: below it, a page envelope and its continuation hardly fit.
 pub const MIN_MAX_ANSWER_BYTES: usize = 4 * 1024;
 
@@ -107,26 +77,114 @@ impl Surface {
     }
 }
 
-/// What the command line says; `None` means "not given" (the environment may still say).
-#[derive(Debug, Clone, Default)]
+/// Where the manifests come from.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ManifestArgs {
+    #[arg(long = S::RESOURCES.flag, value_name = S::RESOURCES.value, env = S::RESOURCES.env[0],
+        hide_env_values = true, help = S::RESOURCES.help)]
+    pub resources: Option<PathBuf>,
+    #[arg(long = S::TOOLS.flag, value_name = S::TOOLS.value, env = S::TOOLS.env[0],
+        hide_env_values = true, help = S::TOOLS.help)]
+    pub tools: Option<PathBuf>,
+}
+
+impl ManifestArgs {
+    pub(crate) fn sources(&self) -> Result<Sources, String> {
+        let read = |path: Option<&PathBuf>, file| {
+            Source::from_option(path.map(PathBuf::as_path), file).map_err(|e| {
+                format!(
+                    "cannot read {}: {e}",
+                    path.map_or("manifest".into(), |p| p.display().to_string())
+                )
+            })
+        };
+        Ok(Sources {
+            resources: read(self.resources.as_ref(), FileId::Resources)?,
+            tools: read(self.tools.as_ref(), FileId::Tools)?,
+            catalog: None,
+        })
+    }
+}
+
+impl ManifestArgs {
+    /// These, with `outer` (given before the subcommand) filling what these leave out.
+    pub(crate) fn or(self, outer: &ManifestArgs) -> ManifestArgs {
+        ManifestArgs {
+            resources: self.resources.or_else(|| outer.resources.clone()),
+            tools: self.tools.or_else(|| outer.tools.clone()),
+        }
+    }
+}
+
+/// What the command line says; `None` means "not given" (the environment may still say). Each
+/// field's flag, help, variables and default are its entry in [`settings`](crate::settings).
+#[derive(Debug, Clone, Default, Args)]
 pub struct Flags {
+    #[arg(long = S::URL.flag, value_name = S::URL.value, help = S::URL.help_text())]
     pub url: Option<String>,
+    #[arg(long = S::TOKEN_FILE.flag, value_name = S::TOKEN_FILE.value, help = S::TOKEN_FILE.help_text())]
     pub token_file: Option<PathBuf>,
+    #[arg(long = S::READ_ONLY.flag, help = S::READ_ONLY.help_text())]
     pub read_only: bool,
+    #[arg(long = S::TOOLSETS.flag, value_name = S::TOOLSETS.value, value_delimiter = ',',
+        help = S::TOOLSETS.help_text())]
     pub toolsets: Option<Vec<String>>,
+    #[arg(long = S::DISABLED_TOOLS.flag, value_name = S::DISABLED_TOOLS.value,
+        value_delimiter = ',', help = S::DISABLED_TOOLS.help_text())]
     pub disabled_tools: Option<Vec<String>>,
-    pub timeout_secs: Option<u64>,
+    #[arg(long = S::TIMEOUT.flag, value_name = S::TIMEOUT.value, help = S::TIMEOUT.help_text())]
+    pub timeout: Option<u64>,
+    #[arg(long = S::MAX_UPSTREAM_REQUESTS.flag, value_name = S::MAX_UPSTREAM_REQUESTS.value,
+        help = S::MAX_UPSTREAM_REQUESTS.help_text())]
     pub max_upstream_requests: Option<u64>,
+    #[arg(long = S::CATALOG.flag, value_name = S::CATALOG.value, help = S::CATALOG.help_text())]
     pub catalog: Option<PathBuf>,
+    #[arg(long = S::CATALOG_FROM_INSTANCE.flag, help = S::CATALOG_FROM_INSTANCE.help_text())]
     pub catalog_from_instance: bool,
+    #[arg(long = S::CACHE_DIR.flag, value_name = S::CACHE_DIR.value, help = S::CACHE_DIR.help_text())]
     pub cache_dir: Option<PathBuf>,
     /// How long mutable answers are reused, in milliseconds (0: not at all).
+    #[arg(long = S::CACHE_TTL_MS.flag, value_name = S::CACHE_TTL_MS.value,
+        help = S::CACHE_TTL_MS.help_text())]
     pub cache_ttl_ms: Option<u64>,
+    #[arg(long = S::TOOL_SURFACE.flag, value_name = S::TOOL_SURFACE.value,
+        help = S::TOOL_SURFACE.help_text())]
     pub tool_surface: Option<String>,
+    #[arg(long = S::SUDO.flag, help = S::SUDO.help_text())]
     pub sudo: bool,
+    #[arg(long = S::MAX_ANSWER_BYTES.flag, value_name = S::MAX_ANSWER_BYTES.value,
+        help = S::MAX_ANSWER_BYTES.help_text())]
     pub max_answer_bytes: Option<usize>,
+    #[arg(long = S::ALLOW_REPOS.flag, value_name = S::ALLOW_REPOS.value, value_delimiter = ',',
+        help = S::ALLOW_REPOS.help_text())]
     pub allow_repos: Option<Vec<String>>,
+    #[arg(long = S::LOCKDOWN.flag, help = S::LOCKDOWN.help_text())]
     pub lockdown: bool,
+}
+
+impl Flags {
+    /// These, with `outer` (given before the subcommand) filling what these leave out, so that
+    /// a flag works on either side of `read`, `call` or `serve`.
+    pub(crate) fn or(self, outer: &Flags) -> Flags {
+        Flags {
+            url: self.url.or_else(|| outer.url.clone()),
+            token_file: self.token_file.or_else(|| outer.token_file.clone()),
+            read_only: self.read_only || outer.read_only,
+            toolsets: self.toolsets.or_else(|| outer.toolsets.clone()),
+            disabled_tools: self.disabled_tools.or_else(|| outer.disabled_tools.clone()),
+            timeout: self.timeout.or(outer.timeout),
+            max_upstream_requests: self.max_upstream_requests.or(outer.max_upstream_requests),
+            catalog: self.catalog.or_else(|| outer.catalog.clone()),
+            catalog_from_instance: self.catalog_from_instance || outer.catalog_from_instance,
+            cache_dir: self.cache_dir.or_else(|| outer.cache_dir.clone()),
+            cache_ttl_ms: self.cache_ttl_ms.or(outer.cache_ttl_ms),
+            tool_surface: self.tool_surface.or_else(|| outer.tool_surface.clone()),
+            sudo: self.sudo || outer.sudo,
+            max_answer_bytes: self.max_answer_bytes.or(outer.max_answer_bytes),
+            allow_repos: self.allow_repos.or_else(|| outer.allow_repos.clone()),
+            lockdown: self.lockdown || outer.lockdown,
+        }
+    }
 }
 
 /// The resolved configuration of a server, `read` or `call`.
@@ -314,7 +372,7 @@ impl Config {
         let (url_name, url_text) = match &flags.url {
             Some(u) => ("--url".to_owned(), u.clone()),
             None => look
-                .first(URL_VARS)
+                .first(S::URL.env)
                 .unwrap_or_else(|| ("default".into(), DEFAULT_URL.into())),
         };
         let (url, url_notes) = parse_url(&url_text).ok_or(ConfigError::Url {
@@ -333,21 +391,23 @@ impl Config {
                 })?;
                 Some(token_from_file(path, &text)?)
             }
-            None => look.first(TOKEN_VARS).and_then(|(_, v)| Token::new(&v)),
+            None => look
+                .first(S::TOKEN_FILE.env)
+                .and_then(|(_, v)| Token::new(&v)),
         };
         let timeout = look.count(
-            flags.timeout_secs,
+            flags.timeout,
             "--timeout",
-            TIMEOUT_VARS,
+            S::TIMEOUT.env,
             DEFAULT_TIMEOUT_SECS,
         )?;
         let max_upstream = look.count(
             flags.max_upstream_requests,
             "--max-upstream-requests",
-            MAX_UPSTREAM_REQUESTS_VARS,
+            S::MAX_UPSTREAM_REQUESTS.env,
             DEFAULT_MAX_UPSTREAM_REQUESTS,
         )?;
-        let cache_ttl_ms = match (flags.cache_ttl_ms, look.first(CACHE_TTL_VARS)) {
+        let cache_ttl_ms = match (flags.cache_ttl_ms, look.first(S::CACHE_TTL_MS.env)) {
             (Some(ms), _) => ms,
             (None, Some((name, value))) => value
                 .trim()
@@ -355,11 +415,11 @@ impl Config {
                 .map_err(|_| ConfigError::Millis { name, value })?,
             (None, None) => 0,
         };
-        let from_instance = look.flag(flags.catalog_from_instance, CATALOG_FROM_INSTANCE_VARS)?;
+        let from_instance = look.flag(flags.catalog_from_instance, S::CATALOG_FROM_INSTANCE.env)?;
         let file = flags
             .catalog
             .clone()
-            .or_else(|| look.first(CATALOG_VARS).map(|(_, v)| PathBuf::from(v)));
+            .or_else(|| look.first(S::CATALOG.env).map(|(_, v)| PathBuf::from(v)));
         let catalog = match (file, from_instance) {
             (Some(_), true) => return Err(ConfigError::CatalogConflict),
             (Some(path), false) => Some(CatalogSource::File(path)),
@@ -367,7 +427,7 @@ impl Config {
                 let cache_dir = flags
                     .cache_dir
                     .clone()
-                    .or_else(|| look.first(CACHE_DIR_VARS).map(|(_, v)| PathBuf::from(v)))
+                    .or_else(|| look.first(S::CACHE_DIR.env).map(|(_, v)| PathBuf::from(v)))
                     .or_else(|| {
                         look.first(&["XDG_CACHE_HOME"])
                             .map(|(_, v)| PathBuf::from(v).join("forgelens"))
@@ -381,7 +441,7 @@ impl Config {
             }
             (None, false) => None,
         };
-        let surface = match (&flags.tool_surface, look.first(TOOL_SURFACE_VARS)) {
+        let surface = match (&flags.tool_surface, look.first(S::TOOL_SURFACE.env)) {
             (Some(text), _) => Surface::parse(text).ok_or_else(|| ConfigError::Surface {
                 name: "--tool-surface".into(),
                 value: text.clone(),
@@ -391,20 +451,21 @@ impl Config {
             }
             (None, None) => Surface::default(),
         };
-        let max_answer_bytes = match (flags.max_answer_bytes, look.first(MAX_ANSWER_BYTES_VARS)) {
-            (Some(n), _) => Some(("--max-answer-bytes".to_owned(), n.to_string())),
-            (None, found) => found,
-        }
-        .map_or(Ok(DEFAULT_MAX_ANSWER_BYTES), |(name, value)| {
-            value
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| n >= MIN_MAX_ANSWER_BYTES)
-                .ok_or(ConfigError::AnswerBytes { name, value })
-        })?;
+        let max_answer_bytes =
+            match (flags.max_answer_bytes, look.first(S::MAX_ANSWER_BYTES.env)) {
+                (Some(n), _) => Some(("--max-answer-bytes".to_owned(), n.to_string())),
+                (None, found) => found,
+            }
+            .map_or(Ok(DEFAULT_MAX_ANSWER_BYTES), |(name, value)| {
+                value
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= MIN_MAX_ANSWER_BYTES)
+                    .ok_or(ConfigError::AnswerBytes { name, value })
+            })?;
         // Given but empty is a mistake, not "every repository": an allow-list fails closed.
-        let allow = match (&flags.allow_repos, look.first_set(ALLOW_REPOS_VARS)) {
+        let allow = match (&flags.allow_repos, look.first_set(S::ALLOW_REPOS.env)) {
             (Some(items), _) => Some(("--allow-repos".to_owned(), items.join(","))),
             (None, found) => found,
         }
@@ -417,15 +478,15 @@ impl Config {
         Ok(Config {
             url,
             token,
-            read_only: look.restriction(flags.read_only, READ_ONLY_VARS)?,
+            read_only: look.restriction(flags.read_only, S::READ_ONLY.env)?,
             toolsets: look
-                .list(&flags.toolsets, "--toolsets", TOOLSETS_VARS)
+                .list(&flags.toolsets, "--toolsets", S::TOOLSETS.env)
                 .map(|(_, l)| l),
             disabled_tools: look
                 .list(
                     &flags.disabled_tools,
                     "--disabled-tools",
-                    DISABLED_TOOLS_VARS,
+                    S::DISABLED_TOOLS.env,
                 )
                 .map(|(_, l)| l)
                 .unwrap_or_default(),
@@ -435,28 +496,88 @@ impl Config {
             catalog,
             mutable_ttl: (cache_ttl_ms > 0).then(|| Duration::from_millis(cache_ttl_ms)),
             surface,
-            sudo: look.flag(flags.sudo, SUDO_VARS)?,
+            sudo: look.flag(flags.sudo, S::SUDO.env)?,
             max_answer_bytes,
             allow,
-            lockdown: look.restriction(flags.lockdown, LOCKDOWN_VARS)?,
+            lockdown: look.restriction(flags.lockdown, S::LOCKDOWN.env)?,
             notes,
         })
     }
 }
 
-/// What the command line says about the HTTP server; `None` / `false` means "not given".
-#[derive(Debug, Clone, Default)]
+/// What the command line says about the HTTP server; `None` / `false` means "not given". Each
+/// needs `--http` (or its variable).
+#[derive(Debug, Clone, Default, Args)]
 pub struct HttpFlags {
-    pub addr: Option<String>,
+    #[arg(long = S::HTTP.flag, value_name = S::HTTP.value, help = S::HTTP.help_text())]
+    pub http: Option<String>,
+    #[arg(long = S::ALLOW_REMOTE.flag, help = S::ALLOW_REMOTE.help_text())]
     pub allow_remote: bool,
+    #[arg(long = S::REQUIRE_CLIENT_TOKEN.flag, help = S::REQUIRE_CLIENT_TOKEN.help_text())]
     pub require_client_token: bool,
+    #[arg(long = S::ALLOWED_HOSTS.flag, value_name = S::ALLOWED_HOSTS.value,
+        value_delimiter = ',', help = S::ALLOWED_HOSTS.help_text())]
     pub allowed_hosts: Option<Vec<String>>,
+    #[arg(long = S::ALLOWED_ORIGINS.flag, value_name = S::ALLOWED_ORIGINS.value,
+        value_delimiter = ',', help = S::ALLOWED_ORIGINS.help_text())]
     pub allowed_origins: Option<Vec<String>>,
+    #[arg(long = S::MAX_BODY_BYTES.flag, value_name = S::MAX_BODY_BYTES.value,
+        help = S::MAX_BODY_BYTES.help_text())]
     pub max_body_bytes: Option<usize>,
+    #[arg(long = S::MAX_CONCURRENT_REQUESTS.flag, value_name = S::MAX_CONCURRENT_REQUESTS.value,
+        help = S::MAX_CONCURRENT_REQUESTS.help_text())]
     pub max_concurrent_requests: Option<usize>,
-    pub header_timeout_secs: Option<u64>,
+    #[arg(long = S::HEADER_TIMEOUT.flag, value_name = S::HEADER_TIMEOUT.value,
+        help = S::HEADER_TIMEOUT.help_text())]
+    pub header_timeout: Option<u64>,
+    #[arg(long = S::MAX_CONNECTIONS.flag, value_name = S::MAX_CONNECTIONS.value,
+        help = S::MAX_CONNECTIONS.help_text())]
     pub max_connections: Option<usize>,
+    #[arg(long = S::SESSIONS.flag, help = S::SESSIONS.help_text())]
     pub sessions: bool,
+}
+
+impl HttpFlags {
+    /// These, with `outer` (given before `serve`) filling what these leave out.
+    pub(crate) fn or(self, outer: &HttpFlags) -> HttpFlags {
+        HttpFlags {
+            http: self.http.or_else(|| outer.http.clone()),
+            allow_remote: self.allow_remote || outer.allow_remote,
+            require_client_token: self.require_client_token || outer.require_client_token,
+            allowed_hosts: self.allowed_hosts.or_else(|| outer.allowed_hosts.clone()),
+            allowed_origins: self
+                .allowed_origins
+                .or_else(|| outer.allowed_origins.clone()),
+            max_body_bytes: self.max_body_bytes.or(outer.max_body_bytes),
+            max_concurrent_requests: self
+                .max_concurrent_requests
+                .or(outer.max_concurrent_requests),
+            header_timeout: self.header_timeout.or(outer.header_timeout),
+            max_connections: self.max_connections.or(outer.max_connections),
+            sessions: self.sessions || outer.sessions,
+        }
+    }
+
+    /// The first HTTP flag given besides `--http` itself, to name in an error when there is no
+    /// HTTP server to apply it to.
+    pub(crate) fn first_given(&self) -> Option<String> {
+        [
+            (self.allow_remote, &S::ALLOW_REMOTE),
+            (self.require_client_token, &S::REQUIRE_CLIENT_TOKEN),
+            (self.allowed_hosts.is_some(), &S::ALLOWED_HOSTS),
+            (self.allowed_origins.is_some(), &S::ALLOWED_ORIGINS),
+            (self.max_body_bytes.is_some(), &S::MAX_BODY_BYTES),
+            (
+                self.max_concurrent_requests.is_some(),
+                &S::MAX_CONCURRENT_REQUESTS,
+            ),
+            (self.header_timeout.is_some(), &S::HEADER_TIMEOUT),
+            (self.max_connections.is_some(), &S::MAX_CONNECTIONS),
+            (self.sessions, &S::SESSIONS),
+        ]
+        .into_iter()
+        .find_map(|(given, setting)| given.then(|| setting.name()))
+    }
 }
 
 /// The resolved configuration of the Streamable HTTP server.
@@ -491,9 +612,9 @@ impl HttpConfig {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<HttpConfig>, ConfigError> {
         let look = Lookup { env };
-        let (addr_name, addr_text) = match &flags.addr {
+        let (addr_name, addr_text) = match &flags.http {
             Some(a) => ("--http".to_owned(), a.clone()),
-            None => match look.first(HTTP_VARS) {
+            None => match look.first(S::HTTP.env) {
                 Some(found) => found,
                 None => return Ok(None),
             },
@@ -502,19 +623,23 @@ impl HttpConfig {
             name: addr_name,
             value: addr_text.clone(),
         })?;
-        let allow_remote = look.flag(flags.allow_remote, ALLOW_REMOTE_VARS)?;
+        let allow_remote = look.flag(flags.allow_remote, S::ALLOW_REMOTE.env)?;
         let remote = !addr.ip().is_loopback();
         if remote && !allow_remote {
             return Err(ConfigError::Remote { addr });
         }
         let require_client_token =
-            look.flag(flags.require_client_token, REQUIRE_CLIENT_TOKEN_VARS)?;
-        let sessions = look.flag(flags.sessions, SESSIONS_VARS)?;
+            look.flag(flags.require_client_token, S::REQUIRE_CLIENT_TOKEN.env)?;
+        let sessions = look.flag(flags.sessions, S::SESSIONS.env)?;
         let list = |flag: &Option<Vec<String>>, flag_name: &str, vars: &[&str]| {
             look.list(flag, flag_name, vars)
                 .unwrap_or_else(|| (flag_name.to_owned(), Vec::new()))
         };
-        let (hosts_name, hosts) = list(&flags.allowed_hosts, "--allowed-hosts", ALLOWED_HOSTS_VARS);
+        let (hosts_name, hosts) = list(
+            &flags.allowed_hosts,
+            "--allowed-hosts",
+            S::ALLOWED_HOSTS.env,
+        );
         let allowed_hosts = if hosts.iter().any(|h| h == "*") {
             if hosts.len() > 1 {
                 return Err(ConfigError::Host {
@@ -539,7 +664,7 @@ impl HttpConfig {
         let (origins_name, origins) = list(
             &flags.allowed_origins,
             "--allowed-origins",
-            ALLOWED_ORIGINS_VARS,
+            S::ALLOWED_ORIGINS.env,
         );
         let mut allowed_origins: Vec<String> =
             LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect();
@@ -558,25 +683,25 @@ impl HttpConfig {
         let max_body_bytes = count(
             flags.max_body_bytes,
             "--max-body-bytes",
-            MAX_BODY_BYTES_VARS,
+            S::MAX_BODY_BYTES.env,
             DEFAULT_MAX_BODY_BYTES,
         )?;
         let max_concurrent_requests = count(
             flags.max_concurrent_requests,
             "--max-concurrent-requests",
-            MAX_CONCURRENT_REQUESTS_VARS,
+            S::MAX_CONCURRENT_REQUESTS.env,
             DEFAULT_MAX_CONCURRENT_REQUESTS,
         )?;
         let header_timeout = look.count(
-            flags.header_timeout_secs,
+            flags.header_timeout,
             "--header-timeout",
-            HEADER_TIMEOUT_VARS,
+            S::HEADER_TIMEOUT.env,
             DEFAULT_HEADER_TIMEOUT_SECS,
         )?;
         let max_connections = count(
             flags.max_connections,
             "--max-connections",
-            MAX_CONNECTIONS_VARS,
+            S::MAX_CONNECTIONS.env,
             DEFAULT_MAX_CONNECTIONS,
         )?;
         // A semaphore counts in u32; more requests than that at once is not a limit anyway.
@@ -965,7 +1090,7 @@ mod tests {
 
     fn http_flags(addr: &str) -> HttpFlags {
         HttpFlags {
-            addr: Some(addr.into()),
+            http: Some(addr.into()),
             ..HttpFlags::default()
         }
     }

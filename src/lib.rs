@@ -12,7 +12,8 @@
 //! - [`surface`] — which tools `tools/list` shows, and the meta-tools that reach the rest.
 //! - [`mcp`] — the rmcp adapter and its transports.
 //! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
-//! - [`config`], [`cli`], [`lint`] — the command line around them.
+//! - [`settings`], [`config`], [`cli`], [`lint`] — the command line around them: every setting
+//!   declared once, resolved against the environment, parsed from the arguments.
 
 pub mod cache;
 pub mod catalog;
@@ -25,6 +26,7 @@ pub mod lockdown;
 pub mod manifest;
 pub mod mcp;
 pub mod service;
+pub mod settings;
 pub mod surface;
 
 pub use cli::run;

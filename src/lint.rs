@@ -14,16 +14,39 @@
 //! Exit 0 when there are no errors (warnings allowed), 1 when there are, 2 when a file cannot be
 //! read.
 
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::catalog::swagger::{PathItem, Spec};
-use crate::cli::{Format, LintArgs};
+use crate::config::ManifestArgs;
 use crate::engine::Catalog;
 use crate::engine::request::RequestTemplate;
 use crate::manifest::checks::{self, Code};
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::{Diagnostic, FileId, Finding, Origin, Pos, ReadError, Source, Sources};
 use crate::service;
+
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LintArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    /// Also check every upstream request against this Swagger 2.0 spec (the instance's
+    /// `/swagger.v1.json`): that its endpoint, its method and each of its query parameters
+    /// exist.
+    #[arg(long, value_name = "FILE")]
+    pub swagger: Option<PathBuf>,
+    /// Output format: one line per finding, or a JSON array.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
 
 pub fn run(args: &LintArgs) -> ExitCode {
     let (sources, files) = match lint_sources(args) {

@@ -128,7 +128,7 @@ fn assert_names_sound(g: &Generated) {
     for t in &g.tools {
         assert!(t.name.len() <= MAX_TOOL_NAME, "{} is too long", t.name);
         assert!(
-            catalog::naming::is_tool_name(&t.name) && t.name.starts_with("forgejo_"),
+            catalog::is_tool_name(&t.name) && t.name.starts_with("forgejo_"),
             "{}",
             t.name
         );

@@ -1,5 +1,6 @@
 //! The resource table in README.md and AGENTS.md, and the tool table in README.md, are
-//! generated from the compiled catalog and checked here: a test fails when a table and the manifest disagree. `FORGELENS_BLESS=1 cargo
+//! generated from the compiled catalog, and the settings tables of README.md and
+//! docs/http-transport.md from `src/settings.rs`, and checked here: a test fails when a table and the manifest disagree. `FORGELENS_BLESS=1 cargo
 //! test` rewrites the tables; review the diff like code.
 
 use forgelens::engine::{Cache, Catalog};
@@ -11,6 +12,10 @@ const END: &str = "<!-- END resources -->";
 const TOOLS_BEGIN: &str =
     "<!-- BEGIN tools (generated from tools.yaml; tests/docs.rs checks it) -->";
 const TOOLS_END: &str = "<!-- END tools -->";
+const SETTINGS: (&str, &str) = (
+    "<!-- BEGIN settings (generated from src/settings.rs; tests/docs.rs checks it) -->",
+    "<!-- END settings -->",
+);
 
 fn catalog() -> Catalog {
     forgelens::service::compile(&Sources::builtin()).expect("the built-in manifests compile")
@@ -101,6 +106,22 @@ fn readme_and_agents_list_every_resource() {
     let table = resource_table(&catalog());
     check("README.md", (BEGIN, END), &table);
     check("AGENTS.md", (BEGIN, END), &table);
+}
+
+/// Each setting is declared once, in `src/settings.rs`; the tables are written from it.
+#[test]
+fn the_settings_tables_are_the_declared_settings() {
+    use forgelens::settings;
+    check(
+        "README.md",
+        SETTINGS,
+        &settings::table(settings::SERVE, false),
+    );
+    check(
+        "docs/http-transport.md",
+        SETTINGS,
+        &settings::table(settings::SERVER, true),
+    );
 }
 
 #[test]

@@ -9,13 +9,53 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
 use reqwest::Url;
 
 use super::{Generated, Options, generate_text};
-use crate::cli::{CatalogCommand, CheckArgs, GenerateArgs, SpecArgs};
 use crate::forge::{self, ClientOptions};
 use crate::manifest::{self, Source};
 use crate::service;
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Write the catalog of every operation of a swagger.
+    Generate(GenerateArgs),
+    /// Exit 1 when FILE is not what `generate` would write for the swagger.
+    Check(CheckArgs),
+}
+
+/// Where a swagger comes from, and what the catalog may carry.
+#[derive(Debug, Clone, Args)]
+pub struct SpecArgs {
+    /// The Swagger 2.0 spec: a file, or an http(s) URL such as
+    /// https://codeberg.org/swagger.v1.json.
+    #[arg(long, value_name = "FILE|URL")]
+    pub swagger: String,
+    /// Put each operation's summary from the spec in its tool's description (for a catalog of
+    /// your own; the spec's words then live in the file).
+    #[arg(long)]
+    pub with_summaries: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The catalog file to write (`-` for stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The catalog file to check.
+    pub file: PathBuf,
+}
 
 pub fn run(command: &CatalogCommand) -> ExitCode {
     match command {

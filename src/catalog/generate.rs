@@ -493,7 +493,7 @@ fn accept(produces: &[String]) -> Option<&'static str> {
 
 /// `Issue: create comment attachment`.
 fn title(domain: Domain, name: &str) -> String {
-    let start = format!("{}_{}_", naming::PREFIX, domain.as_str());
+    let start = format!("{}_{}_", super::PREFIX, domain.as_str());
     let action = name.strip_prefix(&start).unwrap_or(name).replace('_', " ");
     format!("{}: {action}", domain.title())
 }

@@ -23,6 +23,22 @@ pub mod write;
 
 use thiserror::Error;
 
+use crate::engine::MAX_TOOL_NAME;
+
+/// The start of every generated name.
+pub const PREFIX: &str = "forgejo";
+
+/// Whether `name` is a valid tool name: snake_case of single underscores, at most 64.
+pub fn is_tool_name(name: &str) -> bool {
+    name.len() <= MAX_TOOL_NAME
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.split('_').all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
 pub use generate::{Generated, GeneratedTool, Options};
 pub use overrides::Overrides;
 pub use swagger::Spec;

@@ -20,13 +20,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::CatalogError;
 use super::overrides::Overrides;
+use super::{CatalogError, PREFIX};
 use crate::engine::MAX_TOOL_NAME;
 use crate::forge::Method;
-
-/// The start of every generated name.
-pub const PREFIX: &str = "forgejo";
 
 /// The toolsets of generated tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -283,17 +280,6 @@ pub fn words(id: &str) -> Vec<String> {
     out
 }
 
-/// Whether `name` is a valid tool name: snake_case of single underscores, at most 64.
-pub fn is_tool_name(name: &str) -> bool {
-    name.len() <= MAX_TOOL_NAME
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.split('_').all(|w| {
-            !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
-}
-
 /// What the namer needs to know of one operation.
 #[derive(Debug, Clone)]
 pub struct Subject {
@@ -470,6 +456,7 @@ pub fn fallback_id(method: Method, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::is_tool_name;
 
     #[test]
     fn domains_come_from_the_path() {

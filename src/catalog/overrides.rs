@@ -10,7 +10,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::CatalogError;
-use super::naming::{PREFIX, is_tool_name};
+use super::{PREFIX, is_tool_name};
 use crate::engine::MAX_TOOL_NAME;
 use crate::forge::Method;
 
