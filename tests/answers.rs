@@ -66,22 +66,15 @@ async fn an_open_pull_request_says_who_is_asked_where_its_head_lives_and_how_it_
         ("/closed_at", Value::Null),
         ("/merged_by", Value::Null),
         ("/merge_commit_sha", Value::Null),
+        ("/review_comments_count", json!(1)),
+        ("/comments_count", json!(2)),
     ];
     let resource = server.read_json("forgejo://repo/acme/widgets/pr/12").await;
     check("pr resource", &resource, &shared);
-    check(
-        "pr resource",
-        &resource,
-        &[
-            ("/review_comments_count", json!(1)),
-            ("/comments_count", json!(2)),
-        ],
-    );
     let tool = server
         .call_ok("get_pull_request", ow(json!({"index": 12})))
         .await;
     check("get_pull_request", &tool, &shared);
-    check("get_pull_request", &tool, &[("/review_comments", json!(1))]);
     let fields = output_fields(&server, "get_pull_request").await;
     for field in [
         "is_locked",

@@ -27,6 +27,7 @@ fn candidates(var: &str) -> Vec<&'static str> {
         "index" => vec!["1", "12"],
         "kind" => vec!["issue", "pr"],
         "path" => vec!["src", "docs/guide"],
+        "id" => vec!["7", "42"],
         _ => vec!["x"],
     }
 }
@@ -242,5 +243,81 @@ proptest! {
                 prop_assert_eq!(Some(value), theirs.get(field), "{} field {} of {}", uri, field, tool_name);
             }
         }
+    }
+}
+
+/// An entity that names its tool shows the tool's fields: read and called on the same forge
+/// answer, every field the two share has the same value (the resource may add fields the tool
+/// does not have, and show fewer).
+#[test]
+fn an_entity_and_its_tool_show_the_same_fields() {
+    let catalog = &*CATALOG;
+    let entities: Vec<_> = catalog
+        .resources()
+        .iter()
+        .filter(|r| r.endpoint.is_some() && !r.template.query_vars().iter().any(|v| v == "page"))
+        .collect();
+    assert!(
+        entities.len() >= 5,
+        "entities that name their tool: {}",
+        entities.len()
+    );
+    let body = row(7);
+    let answer = || forgelens::forge::Response {
+        status: 200,
+        total_count: None,
+        has_next: None,
+        body: forgelens::forge::Body::Json(body.clone()),
+    };
+    let serving = forgelens::engine::tool::Serving {
+        budget: 1 << 20,
+        allow: None,
+        instance: "forge.example",
+    };
+    for resource in entities {
+        let template = &resource.template;
+        let uri = template.expand(|var| match template.query_vars().iter().any(|v| v == var) {
+            true => None,
+            false => Some(candidates(var)[0].to_owned()),
+        });
+        let read = catalog.route(&uri).unwrap_or_else(|e| panic!("{uri}: {e}"));
+        let answers = read
+            .plan()
+            .expect("the read plans")
+            .into_iter()
+            .map(|planned| forgelens::engine::resource::Answer {
+                slot: planned.slot,
+                result: Ok(match planned.slot {
+                    Slot::Primary(_) => answer(),
+                    _ => forgelens::forge::Response {
+                        body: forgelens::forge::Body::Json(Value::Array(vec![])),
+                        ..answer()
+                    },
+                }),
+            })
+            .collect();
+        let output = read
+            .assemble(answers)
+            .unwrap_or_else(|e| panic!("{uri}: {e}"));
+        let shown: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
+        let name = resource.endpoint.as_deref().expect("filtered on it");
+        let tool = catalog.tool(name).expect("the entity's tool exists");
+        let args: Map<String, Value> = template
+            .vars()
+            .filter(|v| tool.takes_array(v).is_some())
+            .map(|v| (v.to_owned(), read.args[v].clone()))
+            .collect();
+        let called = tool
+            .prepare(args.clone())
+            .and_then(|call| call.finish(answer(), &serving))
+            .unwrap_or_else(|e| panic!("{uri}: {name} {args:?}: {e}"));
+        let mut shared = 0;
+        for (field, value) in shown.as_object().unwrap() {
+            if let Some(theirs) = called.get(field) {
+                assert_eq!(value, theirs, "{uri}: field {field} of {name}");
+                shared += 1;
+            }
+        }
+        assert!(shared > 0, "{uri} and {name} share no field");
     }
 }

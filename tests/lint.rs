@@ -442,3 +442,55 @@ fn a_list_resource_declares_no_request_or_projection_of_its_own() {
         findings[0]
     );
 }
+
+/// An entity may be its tool's endpoint too: it takes the tool's request and projection, and
+/// adds only what the tool lacks.
+#[test]
+fn an_entity_names_its_tool_and_adds_only_what_the_tool_lacks() {
+    let tools = format!(
+        "{TOOLS}  - {{name: get_thing, title: G, toolset: things, description: Gets., call: 'GET /things/{{owner}}/{{id}}',\n      args: {{owner: {{rule: name}}, id: {{rule: id}}}}, project: {{id: $.id, name: $.name}}, field_types: {{integer: [id], string: [name]}}}}\n"
+    );
+    let entity = |extra: &str| {
+        resources(&format!(
+            "  - name: thing\n    title: Thing\n    uri: forgejo://repo/{{owner}}/thing/{{id}}\n    description: A thing.\n    params: {{owner: name, id: id}}\n    tool: get_thing\n{extra}"
+        ))
+    };
+    assert_eq!(lint(&entity(""), &tools), Vec::new());
+    assert_eq!(
+        lint(
+            &entity("    fields: [name]\n    project: {colour: $.colour}\n"),
+            &tools
+        ),
+        Vec::new()
+    );
+
+    let twice = entity("    project: {name: $.title}\n");
+    let findings = lint(&twice, &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::PICKED_FIELD);
+    assert!(
+        findings[0]
+            .message
+            .contains("`name` is a field of `get_thing` already"),
+        "{}",
+        findings[0]
+    );
+
+    let fetched = entity("    fetch: 'GET /things/{owner}/{id}'\n");
+    let findings = lint(&fetched, &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::WRONG_TYPE);
+    assert_eq!(findings[0].line, line_of(&fetched, "fetch:"));
+
+    let loose = THING.replace(
+        "    cache: mutable",
+        "    fields: [name]\n    cache: mutable",
+    );
+    let findings = lint(&resources(&loose), &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert!(
+        findings[0].message.contains("name the tool with `tool`"),
+        "{}",
+        findings[0]
+    );
+}

@@ -436,6 +436,17 @@ impl Projection {
         Ok(Projection { fields })
     }
 
+    /// This projection's fields followed by `more`'s; the first name both have is the error.
+    pub fn joined(mut self, more: Projection) -> Result<Projection, String> {
+        for (name, field) in more.fields {
+            if self.fields.iter().any(|(n, _)| *n == name) {
+                return Err(name);
+            }
+            self.fields.push((name, field));
+        }
+        Ok(self)
+    }
+
     /// Whether the projection builds the field at dotted `path` (`head.ref`).
     pub fn has(&self, path: &str) -> bool {
         let mut fields = &self.fields;

@@ -230,8 +230,15 @@ pub struct ResourceDef {
     /// Conditions the answer must meet, else the read is "not found".
     #[serde(default)]
     pub checks: Vec<Spanned<CheckDef>>,
-    /// Fields of the JSON block (for a list: of each item).
+    /// Fields of the JSON block (an entity's; a list shows its tool's items).
     pub project: Option<Projection>,
+    /// For an entity: the tool whose endpoint it is. The resource reads the tool's `call` and
+    /// shows the tool's projection (all of it, or the `fields` named), which its own `project`
+    /// may extend with fields the tool does not have.
+    pub tool: Option<Spanned<String>>,
+    /// The fields of `tool`'s projection the entity shows, in this order (all when left out).
+    #[serde(default)]
+    pub fields: Vec<Spanned<String>>,
     /// Makes the resource a page of a list.
     pub list: Option<Spanned<ListDef>>,
     /// Bounded lists embedded in the entity, by field name.

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use super::{Compiler, Defaults, ToolRefs};
@@ -123,11 +124,12 @@ impl Compiler {
         }
 
         let mut secrets = self.secrets(FILE, &def.secrets);
-        if let Some(tool) = def
+        let endpoint = def
             .list
             .as_ref()
-            .and_then(|l| tools.get(&l.value.tool.value))
-        {
+            .map(|l| &l.value.tool)
+            .or(def.tool.as_ref());
+        if let Some(tool) = endpoint.and_then(|name| tools.get(&name.value)) {
             secrets.extend(tool.secrets.iter().cloned());
         }
         let checks = self.checks(def, &with_names, &vars, &params, &mut used);
@@ -221,6 +223,12 @@ impl Compiler {
             markdown,
             cache,
             provisional,
+            endpoint: def
+                .list
+                .as_ref()
+                .map(|l| &l.value.tool)
+                .or(def.tool.as_ref())
+                .map(|t| t.value.clone()),
         })
     }
 
@@ -233,16 +241,36 @@ impl Compiler {
         tools: &ToolRefs,
         vars: &[&str],
     ) -> Option<Spanned<String>> {
-        match (&def.fetch, &def.list) {
-            (Some(fetch), None) => Some(fetch.clone()),
-            (None, Some(list)) => {
-                let name = &list.value.tool;
-                self.tool_ref(FILE, name, tools)?;
-                let tool = tools.get(&name.value)?;
-                let line = inherited_fetch(tool.call.as_str(), &list.value.args, vars);
-                Some(Spanned::new(line, name.referenced, name.defined))
+        let inherit = |c: &mut Compiler, name: &Spanned<String>, renames| {
+            c.tool_ref(FILE, name, tools)?;
+            let tool = tools.get(&name.value)?;
+            let line = inherited_fetch(tool.call.as_str(), renames, vars);
+            Some(Spanned::new(line, name.referenced, name.defined))
+        };
+        match (&def.fetch, &def.list, &def.tool) {
+            (_, Some(_), Some(tool)) => {
+                self.push(
+                    Pos::of(FILE, tool),
+                    checks::WRONG_TYPE,
+                    "a list names its tool under `list`".into(),
+                );
+                None
             }
-            (Some(fetch), Some(list)) => {
+            (Some(fetch), None, Some(tool)) => {
+                self.push(
+                    Pos::of(FILE, fetch),
+                    checks::WRONG_TYPE,
+                    format!(
+                        "the resource reads the endpoint of its tool `{}`: change the tool's `call` instead of giving the resource a `fetch`",
+                        tool.value
+                    ),
+                );
+                None
+            }
+            (None, None, Some(tool)) => inherit(self, tool, &IndexMap::new()),
+            (Some(fetch), None, None) => Some(fetch.clone()),
+            (None, Some(list), None) => inherit(self, &list.value.tool, &list.value.args),
+            (Some(fetch), Some(list), None) => {
                 self.push(
                     Pos::of(FILE, fetch),
                     checks::WRONG_TYPE,
@@ -253,12 +281,12 @@ impl Compiler {
                 );
                 None
             }
-            (None, None) => {
+            (None, None, None) => {
                 self.push(
                     Pos::of(FILE, &def.uri),
                     checks::WRONG_TYPE,
                     format!(
-                        "resource `{}` needs `fetch`, the request that answers it",
+                        "resource `{}` needs `fetch`, the request that answers it (or `tool`, the tool whose endpoint it is)",
                         def.name.value
                     ),
                 );
@@ -605,9 +633,39 @@ impl Compiler {
         vars: &[&str],
         used: &mut HashSet<String>,
     ) -> Option<Shape> {
-        let project = match &def.project {
+        let own = match &def.project {
             Some(p) => self.projection(FILE, p, with_names, vars),
             None => Some(Projection::identity()),
+        };
+        let project = match (&def.tool, own) {
+            (Some(name), Some(own)) => {
+                let picked = self.picked_items(tools.get(&name.value)?, &def.fields, vars)?;
+                match picked.joined(own) {
+                    Ok(joined) => Some(joined),
+                    Err(field) => {
+                        self.push(
+                            Pos::of(FILE, name),
+                            checks::PICKED_FIELD,
+                            format!(
+                                "`{field}` is a field of `{}` already; the resource's `project` only adds fields the tool does not have",
+                                name.value
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            (None, own) => {
+                if let Some(field) = def.fields.first() {
+                    self.push(
+                        Pos::of(FILE, field),
+                        checks::WRONG_TYPE,
+                        "`fields` picks from a tool's projection: name the tool with `tool`".into(),
+                    );
+                }
+                own
+            }
+            (Some(_), None) => None,
         };
         if let Some(p) = &project {
             used.extend(p.args().into_iter().map(str::to_owned));
@@ -976,7 +1034,7 @@ fn field_args(field: &crate::engine::project::Field, out: &mut Vec<String>) {
 /// those the URI can fill. The tool's other filters stay the tool's.
 fn inherited_fetch(
     call: &str,
-    renames: &indexmap::IndexMap<String, Spanned<String>>,
+    renames: &IndexMap<String, Spanned<String>>,
     vars: &[&str],
 ) -> String {
     let var_of = |arg: &str| renames.get(arg).map_or(arg.to_owned(), |v| v.value.clone());

@@ -54,6 +54,8 @@ pub struct Resource {
     pub(crate) markdown: Option<Markdown>,
     pub cache: Cache,
     pub(crate) provisional: Option<Provisional>,
+    /// The tool whose endpoint the resource is (a list's tool, or an entity's `tool`).
+    pub endpoint: Option<String>,
 }
 
 /// When an answer of an immutable resource is not final yet, and how long it may be reused.
