@@ -32,6 +32,34 @@ fn candidates(var: &str) -> Vec<&'static str> {
     }
 }
 
+/// The list resources of the shipped manifests.
+fn lists() -> Vec<&'static forgelens::engine::Resource> {
+    CATALOG
+        .resources()
+        .iter()
+        .filter(|r| r.template.query_vars().iter().any(|v| v == "page"))
+        .collect()
+}
+
+/// A forge answer of `body`, counting `total` rows when given.
+fn answered(body: Value, total: Option<u64>) -> forgelens::forge::Response {
+    forgelens::forge::Response {
+        status: 200,
+        total_count: total,
+        has_next: None,
+        body: forgelens::forge::Body::Json(body),
+    }
+}
+
+/// How a tool call's answer is served in these tests: a budget no answer reaches.
+fn serving() -> forgelens::engine::tool::Serving<'static> {
+    forgelens::engine::tool::Serving {
+        budget: 1 << 20,
+        allow: None,
+        instance: "forge.example",
+    }
+}
+
 fn request_of(planned: &forgelens::forge::Request) -> (String, String, Vec<(String, String)>) {
     let mut query = planned.query.clone();
     query.sort();
@@ -54,11 +82,7 @@ proptest! {
         which in 0usize..64,
     ) {
         let catalog = &*CATALOG;
-        let lists: Vec<_> = catalog
-            .resources()
-            .iter()
-            .filter(|r| r.template.query_vars().iter().any(|v| v == "page"))
-            .collect();
+        let lists = lists();
         let resource = lists[which % lists.len()];
         let template = &resource.template;
         let query = std::cell::RefCell::new(Vec::new());
@@ -181,11 +205,7 @@ proptest! {
         which in 0usize..64,
     ) {
         let catalog = &*CATALOG;
-        let lists: Vec<_> = catalog
-            .resources()
-            .iter()
-            .filter(|r| r.template.query_vars().iter().any(|v| v == "page"))
-            .collect();
+        let lists = lists();
         let resource = lists[which % lists.len()];
         let template = &resource.template;
         let uri = template.expand(|var| match var {
@@ -204,12 +224,7 @@ proptest! {
             }
         }
         let rows: Vec<Value> = (1..=(page + 2) * limit).map(row).collect();
-        let answer = |body: Value| forgelens::forge::Response {
-            status: 200,
-            total_count: Some(rows.len() as u64),
-            has_next: None,
-            body: forgelens::forge::Body::Json(body),
-        };
+        let answer = |body: Value| answered(body, Some(rows.len() as u64));
         let next = catalog.route(&read.next_uri(page + 1, limit)).expect("next routes");
         let answers = next
             .plan()
@@ -226,11 +241,7 @@ proptest! {
             .collect();
         let output = next.assemble(answers).unwrap_or_else(|e| panic!("{uri}: {e}"));
         let by_next: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
-        let serving = forgelens::engine::tool::Serving {
-            budget: 1 << 20,
-            allow: None,
-            instance: "forge.example",
-        };
+        let serving = serving();
         let by_tool = tool
             .prepare(args.clone())
             .and_then(|call| call.finish(answer(Value::Array(rows.clone())), &serving))
@@ -263,17 +274,8 @@ fn an_entity_and_its_tool_show_the_same_fields() {
         entities.len()
     );
     let body = row(7);
-    let answer = || forgelens::forge::Response {
-        status: 200,
-        total_count: None,
-        has_next: None,
-        body: forgelens::forge::Body::Json(body.clone()),
-    };
-    let serving = forgelens::engine::tool::Serving {
-        budget: 1 << 20,
-        allow: None,
-        instance: "forge.example",
-    };
+    let answer = || answered(body.clone(), None);
+    let serving = serving();
     for resource in entities {
         let template = &resource.template;
         let uri = template.expand(|var| match template.query_vars().iter().any(|v| v == var) {
@@ -289,10 +291,7 @@ fn an_entity_and_its_tool_show_the_same_fields() {
                 slot: planned.slot,
                 result: Ok(match planned.slot {
                     Slot::Primary(_) => answer(),
-                    _ => forgelens::forge::Response {
-                        body: forgelens::forge::Body::Json(Value::Array(vec![])),
-                        ..answer()
-                    },
+                    _ => answered(Value::Array(vec![]), None),
                 }),
             })
             .collect();
