@@ -98,7 +98,7 @@ impl Check {
         match self {
             // The rule's own words say what the value is, with its limits; a pattern in symbols
             // would only be noise to whoever reads the error (describe_tools gives it).
-            Check::Rule(rule) => rule.check_json(value).map_err(|e| {
+            Check::Rule(rule) => rule.check_json(value).map_err(|_| {
                 Violation::Rule(match &rule.description {
                     Some(what) => {
                         let what = lowercase_first(what.trim_end_matches('.'));
@@ -107,7 +107,7 @@ impl Check {
                             None => what,
                         }
                     }
-                    None => e.to_string(),
+                    None => rule.expected(),
                 })
             }),
             Check::Schema(schema) => schema.check(value),
@@ -416,6 +416,21 @@ mod tests {
 
     fn schema(v: Value) -> Schema {
         Schema::compile(v.as_object().unwrap()).unwrap()
+    }
+
+    /// A rule speaks in its own words: its description when it has one, else what it takes.
+    #[test]
+    fn a_rule_without_a_description_says_what_it_takes_once() {
+        let kind = crate::engine::param::RuleKind::Integer {
+            minimum: Some(1),
+            maximum: None,
+        };
+        let rule = Rule::new("n", None, kind).unwrap();
+        let check = Check::Rule(std::sync::Arc::new(rule));
+        assert_eq!(
+            check.check(&json!(0)).unwrap_err().to_string(),
+            "must be an integer of at least 1"
+        );
     }
 
     #[test]
