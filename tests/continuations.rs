@@ -266,7 +266,7 @@ fn an_entity_and_its_tool_show_the_same_fields() {
     let entities: Vec<_> = catalog
         .resources()
         .iter()
-        .filter(|r| r.endpoint.is_some() && !r.template.query_vars().iter().any(|v| v == "page"))
+        .filter(|r| r.endpoint().is_some() && !r.template.query_vars().iter().any(|v| v == "page"))
         .collect();
     assert!(
         entities.len() >= 5,
@@ -299,7 +299,7 @@ fn an_entity_and_its_tool_show_the_same_fields() {
             .assemble(answers)
             .unwrap_or_else(|e| panic!("{uri}: {e}"));
         let shown: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
-        let name = resource.endpoint.as_deref().expect("filtered on it");
+        let name = resource.endpoint().expect("filtered on it");
         let tool = catalog.tool(name).expect("the entity's tool exists");
         let args: Map<String, Value> = template
             .vars()

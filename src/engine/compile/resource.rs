@@ -223,12 +223,7 @@ impl Compiler {
             markdown,
             cache,
             provisional,
-            endpoint: def
-                .list
-                .as_ref()
-                .map(|l| &l.value.tool)
-                .or(def.tool.as_ref())
-                .map(|t| t.value.clone()),
+            tool: def.tool.as_ref().map(|t| t.value.clone()),
         })
     }
 

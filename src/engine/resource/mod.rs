@@ -54,8 +54,8 @@ pub struct Resource {
     pub(crate) markdown: Option<Markdown>,
     pub cache: Cache,
     pub(crate) provisional: Option<Provisional>,
-    /// The tool whose endpoint the resource is (a list's tool, or an entity's `tool`).
-    pub endpoint: Option<String>,
+    /// For an entity: the tool whose endpoint it is (a list's tool is in its shape).
+    pub(crate) tool: Option<String>,
 }
 
 /// When an answer of an immutable resource is not final yet, and how long it may be reused.
@@ -222,6 +222,14 @@ pub struct Read<'c> {
 }
 
 impl Resource {
+    /// The tool whose endpoint the resource is: a list's tool, or an entity's `tool`.
+    pub fn endpoint(&self) -> Option<&str> {
+        match &self.shape {
+            Shape::List { tool, .. } => Some(tool),
+            Shape::Entity { .. } => self.tool.as_deref(),
+        }
+    }
+
     /// The template variables and their rules.
     pub fn params(&self) -> &[Param] {
         &self.params
