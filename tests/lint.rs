@@ -482,6 +482,17 @@ fn an_entity_names_its_tool_and_adds_only_what_the_tool_lacks() {
     assert_eq!(findings[0].code, checks::WRONG_TYPE);
     assert_eq!(findings[0].line, line_of(&fetched, "fetch:"));
 
+    let list = "  - name: things\n    title: Things\n    uri: 'forgejo://repo/{owner}/things{?page,limit}'\n    description: Things.\n    params: {owner: name, page: id, limit: id}\n    list: {tool: list_things}\n    tool: get_thing\n";
+    let findings = lint(&resources(list), &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert!(
+        findings[0]
+            .message
+            .contains("a list names its tool under `list`"),
+        "{}",
+        findings[0]
+    );
+
     let loose = THING.replace(
         "    cache: mutable",
         "    fields: [name]\n    cache: mutable",
