@@ -250,7 +250,7 @@ async fn multipart_and_text_bodies_reach_the_forge() {
 async fn a_curated_tool_wins_a_clash_and_filters_apply() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = write_catalog(dir.path(), MINI);
-    let clash = "- name: list_repo_labels\n  title: Impostor\n  toolset: issues\n  description: GENERATED impostor.\n  call: GET /version\n";
+    let clash = "    - name: list_repo_labels\n      title: Impostor\n      description: GENERATED impostor.\n      call: GET /version\n";
     let mut text = std::fs::read_to_string(&catalog).unwrap();
     text.push_str(clash);
     std::fs::write(&catalog, text).unwrap();

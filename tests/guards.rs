@@ -15,9 +15,8 @@ fn every_fallback_tool_exists() {
     let manifests = manifest::parse(&Sources::builtin()).unwrap();
     let tools: Vec<&str> = manifests
         .tools
-        .tools
-        .iter()
-        .map(|t| t.name.value.as_str())
+        .tools()
+        .map(|(_, t)| t.name.value.as_str())
         .collect();
     let mut named = Vec::new();
     for r in &manifests.resources.resources {

@@ -16,16 +16,16 @@ const RULES: &str = r#"rules:
 "#;
 
 const TOOLS: &str = r#"toolsets:
-  things: Things.
-tools:
-  - name: list_things
-    title: List things
-    toolset: things
-    description: Lists things.
-    call: GET /things/{owner}
-    args:
-      owner: {rule: name, description: Owner.}
-    list: {}
+  things:
+    description: Things.
+    tools:
+      - name: list_things
+        title: List things
+        description: Lists things.
+        call: GET /things/{owner}
+        args:
+          owner: {rule: name, description: Owner.}
+        list: {}
 "#;
 
 /// A resource manifest with `resources` after the shared rules and error table.
@@ -142,31 +142,30 @@ fn cases() -> Vec<Case> {
             resources(&THING.replace("uri: forgejo://repo/{owner}/thing/{id}", "uri: 'forgejo://repo/{owner}/things{?page,limit}'").replace("{owner: name, id: id}", "{owner: name, page: id, limit: id}").replace("    fetch: GET /things/{owner}/{id}\n", "").replace("    cache: mutable", "    list: {tool: list_thing}\n    cache: mutable")),
             "list_thing",
         ),
-        t(checks::FIELD_TYPE, tool("  - {name: get_thing, title: G, toolset: things, description: Gets., call: GET /thing, project: {size: $.size}}\n"), "size: $.size"),
+        t(checks::FIELD_TYPE, tool("      - {name: get_thing, title: G, description: Gets., call: GET /thing, project: {size: $.size}}\n"), "size: $.size"),
         t(checks::FIELD_TYPE, format!("field_types: {{long: [size]}}\n{TOOLS}"), "long: [size]"),
         t(checks::FIELD_TYPE, format!("field_types: {{integer: [size]}}\n{TOOLS}"), "integer: [size]"),
         t(checks::FIELD_TYPE, format!("field_types: {{integer: [size], string: [size]}}\n{TOOLS}"), "integer: [size]"),
-        t(checks::FIELD_TYPE, tool("  - {name: get_thing, title: G, toolset: things, description: Gets., call: GET /thing, project: {tags: '$.tags[*].name'}, field_types: {string: [tags]}}\n"), "tags:"),
-        t(checks::DUPLICATE_TOOL, tool("  - {name: list_things, title: Again, toolset: things, description: Again., call: GET /again}\n"), "title: Again"),
+        t(checks::FIELD_TYPE, tool("      - {name: get_thing, title: G, description: Gets., call: GET /thing, project: {tags: '$.tags[*].name'}, field_types: {string: [tags]}}\n"), "tags:"),
+        t(checks::DUPLICATE_TOOL, tool("      - {name: list_things, title: Again, description: Again., call: GET /again}\n"), "title: Again"),
         t(checks::TOOL_NAME, TOOLS.replace("name: list_things", "name: ListThings"), "ListThings"),
         r(
             checks::PICKED_FIELD,
             resources(&format!("{THING}  - {{name: things, title: Things, uri: 'forgejo://repo/{{owner}}/things{{?page,limit}}', description: Things., params: {{owner: name, page: id, limit: id}},\n      list: {{tool: list_things, fields: [nmae]}}}}\n")),
             "nmae",
         ),
-        t(checks::UNKNOWN_TOOLSET, TOOLS.replace("toolset: things", "toolset: thigns"), "thigns"),
         t(checks::CORE_TOOL, format!("core: [list_things, list_thigns]\n{TOOLS}"), "list_thigns"),
-        t(checks::RESERVED_TOOL, tool("  - {name: search_tools, title: S, toolset: things, description: Searches., call: GET /s}\n"), "name: search_tools"),
+        t(checks::RESERVED_TOOL, tool("      - {name: search_tools, title: S, description: Searches., call: GET /s}\n"), "name: search_tools"),
         t(checks::SYNONYM, format!("search:\n  synonyms:\n    pr: []\n{TOOLS}"), "pr: []"),
-        t(checks::LONG_SUMMARY, tool(&format!("  - {{name: long_thing, title: L, toolset: things, description: '{}.', call: GET /l}}\n", "word ".repeat(50))), "long_thing"),
+        t(checks::LONG_SUMMARY, tool(&format!("      - {{name: long_thing, title: L, description: '{}.', call: GET /l}}\n", "word ".repeat(50))), "long_thing"),
         r(checks::BAD_CAP, format!("{RULES}{ERRORS}defaults: {{cap: 0}}\nresources:\n{THING}"), "cap: 0"),
         t(checks::LIMIT_ABOVE_CAP, TOOLS.replace("list: {}", "list: {default_limit: 60, max_limit: 50}"), "default_limit"),
         r(checks::MUTABLE_KEY, resources(&THING.replace("cache: mutable", "cache: immutable")), "cache: immutable"),
         r(checks::PROVISIONAL, resources(&THING.replace("cache: mutable", "cache: mutable\n    provisional: {field: state, in: [pending], ttl_ms: 1000}")), "provisional:"),
-        t(checks::READ_ONLY_WRITE, tool("  - {name: put_thing, title: Put, toolset: things, description: Replaces., call: PUT /things, annotations: {read_only: true}}\n"), "put_thing"),
-        t(checks::DELETE_NOT_DESTRUCTIVE, tool("  - {name: drop_thing, title: Drop, toolset: things, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n"), "drop_thing"),
+        t(checks::READ_ONLY_WRITE, tool("      - {name: put_thing, title: Put, description: Replaces., call: PUT /things, annotations: {read_only: true}}\n"), "put_thing"),
+        t(checks::DELETE_NOT_DESTRUCTIVE, tool("      - {name: drop_thing, title: Drop, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n"), "drop_thing"),
         r(checks::ERROR_TABLE, resources(THING).replace("rate_limited: -32603, ", ""), "  status:"),
-        t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {rule: name, description: Owner.}\n      state: {type: string, enum: [open, closed], default: all, description: State.}"), "state:"),
+        t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {rule: name, description: Owner.}\n          state: {type: string, enum: [open, closed], default: all, description: State.}"), "state:"),
     ]
 }
 
@@ -299,9 +298,9 @@ fn swagger_checks_find_missing_endpoints_methods_and_parameters() {
     assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
 
     let tools = format!(
-        "{TOOLS}  - {{name: thing_typo, title: T, toolset: things, description: D., call: GET /thnigs/x}}\n  \
-         - {{name: thing_put, title: T, toolset: things, description: D., call: PUT /things/x}}\n  \
-         - {{name: thing_sorted, title: T, toolset: things, description: D., call: 'GET /things/x?sort=name'}}\n"
+        "{TOOLS}      - {{name: thing_typo, title: T, description: D., call: GET /thnigs/x}}\n      \
+         - {{name: thing_put, title: T, description: D., call: PUT /things/x}}\n      \
+         - {{name: thing_sorted, title: T, description: D., call: 'GET /things/x?sort=name'}}\n"
     );
     let out = lint_with_spec(&resources(THING), &tools, SPEC);
     assert_eq!(out.code, 1);
@@ -448,7 +447,7 @@ fn a_list_resource_declares_no_request_or_projection_of_its_own() {
 #[test]
 fn an_entity_names_its_tool_and_adds_only_what_the_tool_lacks() {
     let tools = format!(
-        "{TOOLS}  - {{name: get_thing, title: G, toolset: things, description: Gets., call: 'GET /things/{{owner}}/{{id}}',\n      args: {{owner: {{rule: name}}, id: {{rule: id}}}}, project: {{id: $.id, name: $.name}}, field_types: {{integer: [id], string: [name]}}}}\n"
+        "{TOOLS}      - {{name: get_thing, title: G, description: Gets., call: 'GET /things/{{owner}}/{{id}}',\n          args: {{owner: {{rule: name}}, id: {{rule: id}}}}, project: {{id: $.id, name: $.name}}, field_types: {{integer: [id], string: [name]}}}}\n"
     );
     let entity = |extra: &str| {
         resources(&format!(

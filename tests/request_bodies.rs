@@ -13,10 +13,18 @@ fn compile(tools: &str) -> Result<Catalog, Vec<String>> {
         &Source::builtin(FileId::Resources),
         &Source {
             name: "t.yaml".into(),
-            text: format!("toolsets: {{t: Test tools.}}\ntools:\n{tools}"),
+            text: format!(
+                "toolsets:\n  t:\n    description: Test tools.\n    tools:\n{}",
+                indent(tools)
+            ),
         },
     )
     .map_err(|d| d.iter().map(|d| d.to_string()).collect())
+}
+
+/// `tools` as the tool list of the toolset `t`.
+fn indent(tools: &str) -> String {
+    tools.lines().map(|l| format!("    {l}\n")).collect()
 }
 
 fn request(catalog: &Catalog, tool: &str, args: Value) -> Request {
@@ -34,7 +42,6 @@ fn request(catalog: &Catalog, tool: &str, args: Value) -> Request {
 const TOOLS: &str = r#"
   - name: create_thing
     title: Create a thing
-    toolset: t
     description: Creates a thing.
     call: POST /repos/{owner}/{repo}/things
     args:
@@ -54,7 +61,6 @@ const TOOLS: &str = r#"
             meta: {type: object, additionalProperties: {type: string}}
   - name: render_text
     title: Render
-    toolset: t
     description: Renders text.
     call: POST /markdown/raw
     accept: text
@@ -63,7 +69,6 @@ const TOOLS: &str = r#"
       text: {in: payload, schema: {type: string}, required: true, description: Markdown.}
   - name: upload
     title: Upload
-    toolset: t
     description: Uploads a file.
     call: POST /repos/{owner}/{repo}/releases/{id}/assets?name={name}
     args:
@@ -75,7 +80,6 @@ const TOOLS: &str = r#"
       external_url: {in: form, type: string, description: A link instead.}
   - name: read_diff
     title: Diff
-    toolset: t
     description: A diff.
     call: GET /repos/{owner}/{repo}/pulls/{index}.{kind}?types={types*}
     accept: binary
@@ -239,8 +243,7 @@ fn inconsistent_bodies_and_schemas_are_refused() {
         ),
     ];
     for (body, expected) in cases {
-        let tool =
-            format!("  - name: bad\n    title: B\n    toolset: t\n    description: B.\n{body}");
+        let tool = format!("  - name: bad\n    title: B\n    description: B.\n{body}");
         let errors = compile(&tool).expect_err(body);
         assert!(
             errors.iter().any(|e| e.contains(expected)),

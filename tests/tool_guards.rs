@@ -104,9 +104,8 @@ async fn annotations_follow_the_method_and_names_are_sound() {
     let manifests = forgelens::manifest::parse(&Sources::builtin()).unwrap();
     let declared: Vec<&str> = manifests
         .tools
-        .tools
-        .iter()
-        .map(|t| t.name.value.as_str())
+        .tools()
+        .map(|(_, t)| t.name.value.as_str())
         .collect();
     let unique: BTreeSet<&str> = declared.iter().copied().collect();
     assert_eq!(

@@ -193,7 +193,7 @@ fn tool_names(text: &str) -> BTreeSet<String> {
         text: text.to_owned(),
     };
     match manifest::parse_tools(&source) {
-        Ok(m) => m.tools.into_iter().map(|t| t.name.value).collect(),
+        Ok(m) => m.tools().map(|(_, t)| t.name.value.clone()).collect(),
         Err(_) => BTreeSet::new(),
     }
 }

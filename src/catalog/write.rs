@@ -10,17 +10,23 @@ use super::CatalogError;
 use super::generate::{Generated, GeneratedTool, Location, Shape};
 use crate::engine::Annotations;
 
-/// The catalog file: a header saying where it came from, then toolsets and tools.
+/// The catalog file: a header saying where it came from, then each toolset with its tools.
 pub fn to_yaml(generated: &Generated) -> Result<String, CatalogError> {
-    let toolsets: IndexMap<&str, &str> = generated
+    let toolsets: IndexMap<&str, ToolsetOut> = generated
         .domains()
         .into_iter()
-        .map(|d| (d.toolset(), d.description()))
+        .map(|d| {
+            let tools = generated.tools.iter().filter(|t| t.domain == d);
+            let set = ToolsetOut {
+                description: d.description(),
+                tools: tools.map(ToolOut::from).collect(),
+            };
+            (d.toolset(), set)
+        })
         .collect();
-    let tools: Vec<ToolOut> = generated.tools.iter().map(ToolOut::from).collect();
     // One line per string: folded block scalars would split request lines.
     let options = serde_saphyr::ser_options! { prefer_block_scalars: false };
-    let body = serde_saphyr::to_string_with_options(&FileOut { toolsets, tools }, options)
+    let body = serde_saphyr::to_string_with_options(&FileOut { toolsets }, options)
         .map_err(|e| CatalogError::Write(e.to_string()))?;
     let version = generated.api_version.as_deref().unwrap_or("unknown");
     Ok(format!(
@@ -33,7 +39,12 @@ pub fn to_yaml(generated: &Generated) -> Result<String, CatalogError> {
 
 #[derive(Serialize)]
 struct FileOut<'a> {
-    toolsets: IndexMap<&'a str, &'a str>,
+    toolsets: IndexMap<&'a str, ToolsetOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ToolsetOut<'a> {
+    description: &'a str,
     tools: Vec<ToolOut<'a>>,
 }
 
@@ -41,7 +52,6 @@ struct FileOut<'a> {
 struct ToolOut<'a> {
     name: &'a str,
     title: &'a str,
-    toolset: &'a str,
     description: &'a str,
     call: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,7 +116,6 @@ impl<'a> From<&'a GeneratedTool> for ToolOut<'a> {
         ToolOut {
             name: &t.name,
             title: &t.title,
-            toolset: t.domain.toolset(),
             description: &t.description,
             call: &t.call,
             accept: t.accept,

@@ -76,7 +76,7 @@ checks! {
     UNKNOWN_TOOL = 50, Error, "a sentinel names a tool that does not exist";
     DUPLICATE_TOOL = 51, Error, "two tools with the same name";
     TOOL_NAME = 52, Error, "a tool name that is not snake_case or is longer than 64 characters";
-    UNKNOWN_TOOLSET = 53, Error, "a tool in a toolset that is not declared";
+    // 53 is retired: a tool is written under its toolset, so none can name an unknown one.
     CORE_TOOL = 54, Error, "the core list names a tool that is not declared, or names one twice";
     RESERVED_TOOL = 55, Error, "a tool takes the name of one of forgelens's meta-tools";
     SYNONYM = 56, Error, "a search synonym without a word or without what it stands for";

@@ -165,7 +165,7 @@ pub struct Manifests {
 /// Parses both manifests, reporting the errors of both when both are broken.
 pub fn parse(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
     let resources = parse_one::<raw::ResourceManifest>(&sources.resources);
-    let tools = parse_one::<raw::ToolManifest>(&sources.tools);
+    let tools = parse_tools(&sources.tools);
     match (resources, tools) {
         (Ok(resources), Ok(tools)) => Ok(Manifests { resources, tools }),
         (r, t) => Err(r.err().into_iter().chain(t.err()).collect()),
@@ -174,7 +174,16 @@ pub fn parse(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
 
 /// Parses a tool manifest alone (a generated catalog).
 pub fn parse_tools(source: &Source) -> Result<raw::ToolManifest, Diagnostic> {
-    parse_one(source)
+    parse_one(source).map_err(|mut d| {
+        // Tools were once one top-level list, each naming its toolset; say how it is written now.
+        if source.text.lines().any(|l| l.trim_end() == "tools:") {
+            d.message.push_str(
+                "; tools are written under their toolset now (`toolsets: {name: {description: …, tools: […]}}`): \
+                 move them there, or regenerate a catalog file with `forgelens catalog generate`",
+            );
+        }
+        d
+    })
 }
 
 fn parse_one<T: DeserializeOwned>(source: &Source) -> Result<T, Diagnostic> {
@@ -251,6 +260,19 @@ mod tests {
     fn wrong_type_is_classified() {
         let d = diag(&format!("{ERRORS}defaults: {{cap: many}}\n"));
         assert_eq!((d.line, d.code), (4, checks::WRONG_TYPE), "{d}");
+    }
+
+    /// A tool list in the form before toolsets held their tools says how to write it now.
+    #[test]
+    fn a_tool_list_of_the_old_form_says_where_tools_go() {
+        let source = Source {
+            name: "t.yaml".into(),
+            text: "toolsets:\n  things: Things.\ntools:\n  - name: list_things\n".into(),
+        };
+        let d = parse_tools(&source).unwrap_err();
+        assert_eq!(d.line, 2, "{d}");
+        assert!(d.message.contains("written under their toolset"), "{d}");
+        assert!(d.message.contains("forgelens catalog generate"), "{d}");
     }
 
     #[test]

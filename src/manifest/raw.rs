@@ -86,9 +86,10 @@ pub struct ToolManifest {
     /// More named rules; a name may be defined in only one of the two manifests.
     #[serde(default)]
     pub rules: IndexMap<String, Spanned<RuleDef>>,
-    /// Toolset name → one-line description.
+    /// Toolset name → its one-line description and its tools: a tool belongs to the toolset
+    /// it is written under.
     #[serde(default)]
-    pub toolsets: IndexMap<String, String>,
+    pub toolsets: IndexMap<String, ToolsetDef>,
     /// Arguments declared once: a request placeholder that a tool does not declare under its
     /// own `args` takes the declaration of its name here.
     #[serde(default)]
@@ -98,8 +99,6 @@ pub struct ToolManifest {
     /// schemas announce.
     #[serde(default)]
     pub field_types: IndexMap<String, Vec<Spanned<String>>>,
-    #[serde(default)]
-    pub tools: Vec<ToolDef>,
     /// The tools `--tool-surface core` lists by name; the rest are reached through the
     /// meta-tools.
     #[serde(default)]
@@ -107,6 +106,24 @@ pub struct ToolManifest {
     /// How `search_tools` reads a task described in words.
     #[serde(default)]
     pub search: SearchDef,
+}
+
+impl ToolManifest {
+    /// Every tool with the name of its toolset, in the manifest's order.
+    pub fn tools(&self) -> impl Iterator<Item = (&str, &ToolDef)> {
+        self.toolsets
+            .iter()
+            .flat_map(|(set, group)| group.tools.iter().map(move |t| (set.as_str(), t)))
+    }
+}
+
+/// One toolset: what it is for, and its tools.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsetDef {
+    pub description: String,
+    #[serde(default)]
+    pub tools: Vec<ToolDef>,
 }
 
 /// The vocabulary of `search_tools`.
@@ -413,7 +430,6 @@ pub struct ToolDef {
     pub name: Spanned<String>,
     pub title: String,
     pub description: String,
-    pub toolset: Spanned<String>,
     /// Words and phrases people use for what the tool does, for `search_tools` only (never
     /// advertised).
     #[serde(default)]

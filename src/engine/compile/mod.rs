@@ -56,12 +56,17 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     let errors = c.errors(&manifests.resources.errors);
     c.variables = manifests.resources.variables.clone();
     let defaults = Defaults::from(&manifests.resources.defaults, &mut c);
-    let toolsets = manifests.tools.toolsets.clone();
+    let toolsets: IndexMap<String, String> = manifests
+        .tools
+        .toolsets
+        .iter()
+        .map(|(name, set)| (name.clone(), set.description.clone()))
+        .collect();
     c.field_types = c.field_type_table(&manifests.tools.field_types);
     let mut tools = Vec::new();
     let mut tool_index = HashMap::new();
-    for def in &manifests.tools.tools {
-        if let Some(tool) = c.tool(def, &toolsets, &defaults, &manifests.tools.arguments) {
+    for (toolset, def) in manifests.tools.tools() {
+        if let Some(tool) = c.tool(def, toolset, &defaults, &manifests.tools.arguments) {
             if tool_index.contains_key(&tool.name) {
                 c.push(
                     Pos::of(FileId::Tools, &def.name),

@@ -18,7 +18,6 @@ use crate::engine::schema::{Check, Schema};
 use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, Touches, summary_of};
 use crate::forge::{Accept, Method};
 use crate::manifest::checks;
-use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::raw::{self, AcceptDef, ArgLocation};
 use crate::manifest::{FileId, Pos};
 
@@ -26,7 +25,7 @@ impl Compiler {
     pub(super) fn tool(
         &mut self,
         def: &raw::ToolDef,
-        toolsets: &IndexMap<String, String>,
+        toolset: &str,
         defaults: &Defaults,
         shared: &IndexMap<String, Spanned<raw::ArgDef>>,
     ) -> Option<Tool> {
@@ -41,17 +40,6 @@ impl Compiler {
             self.push(name_pos, checks::TOOL_NAME, format!(
                 "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
             ));
-        }
-        if !toolsets.contains_key(&def.toolset.value) {
-            let hint = did_you_mean(&def.toolset.value, toolsets.keys().map(String::as_str));
-            self.push(
-                Pos::of(file, &def.toolset),
-                checks::UNKNOWN_TOOLSET,
-                format!(
-                    "toolset `{}` is not declared under `toolsets`{hint}",
-                    def.toolset.value
-                ),
-            );
         }
         let summary = summary_of(&def.description);
         if summary.chars().count() > MAX_SUMMARY {
@@ -205,7 +193,7 @@ impl Compiler {
             description: describe_tool(&def.description, list.as_ref()),
             summary: summary.to_owned(),
             keywords: def.keywords.clone(),
-            toolset: def.toolset.value.clone(),
+            toolset: toolset.to_owned(),
             call,
             args,
             list,
