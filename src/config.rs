@@ -247,7 +247,10 @@ pub enum ConfigError {
     #[error("{name}: `{value}` is not a whole number above 0")]
     Count { name: String, value: String },
     #[error("{name}: {why}")]
-    AllowRepos { name: String, why: String },
+    AllowRepos {
+        name: String,
+        why: crate::forge::allow::BadAllowList,
+    },
     #[error("{name}: `{value}` is not a tool surface; use core or full")]
     Surface { name: String, value: String },
     #[error("{name}: `{value}` is not a number of bytes of at least {MIN_MAX_ANSWER_BYTES}")]

@@ -133,7 +133,10 @@ pub enum Invalid {
     #[error("{0}")]
     WrongTarget(String),
     #[error("markdown of {resource} failed: {why}")]
-    Markdown { resource: String, why: String },
+    Markdown {
+        resource: String,
+        why: crate::engine::render::TemplateError,
+    },
     #[error("the arguments of {tool} {why}")]
     MetaArguments { tool: String, why: Violation },
     #[error("describe_tools takes 1 to {max} names, not {given}")]

@@ -25,10 +25,10 @@ impl Default for Renderer {
 
 impl Renderer {
     /// Compiles `source` under `name`; the error says where it fails.
-    pub fn add(&mut self, name: &str, source: &str) -> Result<(), String> {
-        self.env
-            .add_template_owned(name.to_owned(), source.to_owned())
-            .map_err(|e| describe(&e))
+    pub fn add(&mut self, name: &str, source: &str) -> Result<(), TemplateError> {
+        Ok(self
+            .env
+            .add_template_owned(name.to_owned(), source.to_owned())?)
     }
 
     /// The top-level variables a template reads.
@@ -42,9 +42,13 @@ impl Renderer {
     }
 
     /// Renders template `name` from `value`, at most `max_chars` characters plus the marker.
-    pub fn render(&self, name: &str, value: &Value, max_chars: usize) -> Result<String, String> {
-        let template = self.env.get_template(name).map_err(|e| describe(&e))?;
-        let text = template.render(Serde(value)).map_err(|e| describe(&e))?;
+    pub fn render(
+        &self,
+        name: &str,
+        value: &Value,
+        max_chars: usize,
+    ) -> Result<String, TemplateError> {
+        let text = self.env.get_template(name)?.render(Serde(value))?;
         Ok(cap(text, max_chars))
     }
 }
@@ -62,12 +66,21 @@ pub fn cap(text: String, max_chars: usize) -> String {
     out
 }
 
-fn describe(error: &minijinja::Error) -> String {
-    let mut s = error.to_string();
-    if let Some(line) = error.line() {
-        s.push_str(&format!(" (template line {line})"));
+/// A template that does not compile or render: minijinja's words, and the line when it has one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}{}", line.map(|l| format!(" (template line {l})")).unwrap_or_default())]
+pub struct TemplateError {
+    message: String,
+    line: Option<usize>,
+}
+
+impl From<minijinja::Error> for TemplateError {
+    fn from(error: minijinja::Error) -> TemplateError {
+        TemplateError {
+            message: error.to_string(),
+            line: error.line(),
+        }
     }
-    s
 }
 
 #[cfg(test)]
@@ -100,6 +113,7 @@ mod tests {
     #[test]
     fn reports_syntax_errors() {
         let mut r = Renderer::default();
-        assert!(r.add("bad", "{{ title ").is_err());
+        let err = r.add("bad", "{{ title ").unwrap_err();
+        assert!(err.to_string().ends_with("(template line 1)"), "{err}");
     }
 }

@@ -40,31 +40,42 @@ pub enum Target {
     Other,
 }
 
-impl FromStr for AllowList {
-    type Err = String;
+/// Why an allow-list does not read: each kind with its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadAllowList {
+    #[error("`{0}` is not `owner/repo` or `owner/*`; separate entries with commas")]
+    NotAPair(String),
+    #[error(
+        "`{0}`: the owner must be a name (letters, digits, `-`, `_`, `.`); `*` is allowed only for the repository"
+    )]
+    Owner(String),
+    #[error("`{0}`: the repository must be a name or `*`")]
+    Repo(String),
+    #[error(
+        "the allow-list names no repository; give `owner/repo` or `owner/*`, separated by commas"
+    )]
+    Empty,
+}
 
-    fn from_str(text: &str) -> Result<AllowList, String> {
+impl FromStr for AllowList {
+    type Err = BadAllowList;
+
+    fn from_str(text: &str) -> Result<AllowList, BadAllowList> {
         let mut entries = Vec::new();
         for item in text.split(',').map(str::trim) {
             if item.is_empty() {
                 continue;
             }
             let Some((owner, repo)) = item.split_once('/') else {
-                return Err(format!(
-                    "`{item}` is not `owner/repo` or `owner/*`; separate entries with commas"
-                ));
+                return Err(BadAllowList::NotAPair(item.to_owned()));
             };
             if !is_name(owner) {
-                return Err(format!(
-                    "`{item}`: the owner must be a name (letters, digits, `-`, `_`, `.`); `*` is allowed only for the repository"
-                ));
+                return Err(BadAllowList::Owner(item.to_owned()));
             }
             let repo = match repo {
                 "*" => None,
                 name if is_name(name) => Some(name.to_lowercase()),
-                _ => {
-                    return Err(format!("`{item}`: the repository must be a name or `*`"));
-                }
+                _ => return Err(BadAllowList::Repo(item.to_owned())),
             };
             entries.push(Entry {
                 owner: owner.to_lowercase(),
@@ -72,7 +83,7 @@ impl FromStr for AllowList {
             });
         }
         if entries.is_empty() {
-            return Err("the allow-list names no repository; give `owner/repo` or `owner/*`, separated by commas".into());
+            return Err(BadAllowList::Empty);
         }
         Ok(AllowList { entries })
     }
@@ -195,7 +206,7 @@ mod tests {
             ("acme/..", "the repository must be a name"),
         ] {
             let err = text.parse::<AllowList>().unwrap_err();
-            assert!(err.contains(words), "{text}: {err}");
+            assert!(err.to_string().contains(words), "{text}: {err}");
         }
     }
 

@@ -317,9 +317,7 @@ impl Compiler {
                 Ok(rule) => {
                     self.rules.insert(name.clone(), Arc::new(rule));
                 }
-                Err(message) => {
-                    self.push(pos, checks::BAD_RULE, format!("rule `{name}`: {message}"))
-                }
+                Err(why) => self.push(pos, checks::BAD_RULE, format!("rule `{name}`: {why}")),
             }
         }
     }
@@ -663,23 +661,39 @@ impl Compiler {
     }
 }
 
-fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, String> {
+/// Why a rule does not compile: each kind with the words of its finding (FL024).
+#[derive(Debug, thiserror::Error)]
+enum BadRule {
+    #[error("`minimum`/`maximum` apply to integers; set `type: integer`")]
+    BoundsOnText,
+    #[error("pattern does not compile: {0}")]
+    Pattern(#[from] regex::Error),
+    #[error("a string rule needs a `pattern`, an `enum` or a `max_length`")]
+    Unbounded,
+    #[error("`pattern`, `enum` and `max_length` apply to strings")]
+    TextOnInteger,
+    #[error("minimum {0} is above maximum {1}")]
+    Inverted(i64, i64),
+    #[error("type `{0}` is not `string` or `integer`")]
+    Type(String),
+    #[error(transparent)]
+    Schema(#[from] crate::engine::schema::SchemaError),
+}
+
+fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, BadRule> {
     let kind = def.kind.as_ref().map_or("string", |k| k.value.as_str());
     let kind = match kind {
         "string" => {
             if def.minimum.is_some() || def.maximum.is_some() {
-                return Err("`minimum`/`maximum` apply to integers; set `type: integer`".into());
+                return Err(BadRule::BoundsOnText);
             }
             let pattern = match &def.pattern {
                 // Rules match the whole value, whether or not the pattern is anchored.
-                Some(p) => Some(
-                    Regex::new(&format!("^(?:{})$", p.value))
-                        .map_err(|e| format!("pattern does not compile: {e}"))?,
-                ),
+                Some(p) => Some(Regex::new(&format!("^(?:{})$", p.value))?),
                 None => None,
             };
             if pattern.is_none() && def.values.is_none() && def.max_length.is_none() {
-                return Err("a string rule needs a `pattern`, an `enum` or a `max_length`".into());
+                return Err(BadRule::Unbounded);
             }
             RuleKind::Text {
                 pattern,
@@ -689,19 +703,19 @@ fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, String> {
         }
         "integer" => {
             if def.pattern.is_some() || def.values.is_some() || def.max_length.is_some() {
-                return Err("`pattern`, `enum` and `max_length` apply to strings".into());
+                return Err(BadRule::TextOnInteger);
             }
             if let (Some(lo), Some(hi)) = (def.minimum, def.maximum)
                 && lo > hi
             {
-                return Err(format!("minimum {lo} is above maximum {hi}"));
+                return Err(BadRule::Inverted(lo, hi));
             }
             RuleKind::Integer {
                 minimum: def.minimum,
                 maximum: def.maximum,
             }
         }
-        other => return Err(format!("type `{other}` is not `string` or `integer`")),
+        other => return Err(BadRule::Type(other.to_owned())),
     };
-    Rule::new(name, def.description.clone(), kind).map_err(|e| e.to_string())
+    Ok(Rule::new(name, def.description.clone(), kind)?)
 }

@@ -285,11 +285,11 @@ impl Compiler {
         for (type_text, names) in defs {
             let ty: FieldType = match type_text.parse() {
                 Ok(ty) => ty,
-                Err(message) => {
+                Err(why) => {
                     let pos = names
                         .first()
                         .map_or(Pos::start(FileId::Tools), |n| Pos::of(FileId::Tools, n));
-                    self.push(pos, checks::FIELD_TYPE, message);
+                    self.push(pos, checks::FIELD_TYPE, why.to_string());
                     continue;
                 }
             };
@@ -339,7 +339,7 @@ impl Compiler {
                     self.push(
                         pos,
                         checks::FIELD_TYPE,
-                        format!("tool `{name}`, field `{}`: {}", e.field, e.message),
+                        format!("tool `{name}`, field `{}`: {}", e.field, e.why),
                     );
                 }
                 None

@@ -32,9 +32,9 @@ pub enum FieldType {
 }
 
 impl FromStr for FieldType {
-    type Err = String;
+    type Err = Untyped;
 
-    fn from_str(text: &str) -> Result<FieldType, String> {
+    fn from_str(text: &str) -> Result<FieldType, Untyped> {
         let text = text.trim();
         if let Some(item) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
             return Ok(FieldType::Array(Some(Box::new(item.parse()?))));
@@ -46,11 +46,7 @@ impl FromStr for FieldType {
             "boolean" => FieldType::Boolean,
             "object" => FieldType::Object,
             "array" => FieldType::Array(None),
-            other => {
-                return Err(format!(
-                    "`{other}` is not a field type; known: string, integer, number, boolean, object, array, [T] (an array of T)"
-                ));
-            }
+            other => return Err(Untyped::UnknownType(other.to_owned())),
         })
     }
 }
@@ -95,7 +91,20 @@ impl FieldType {
 pub struct ShapeError {
     /// The field, dotted from the top of the projection (`head.repo`).
     pub field: String,
-    pub message: String,
+    pub why: Untyped,
+}
+
+/// Why a type cannot be given: each kind with the words of its finding.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Untyped {
+    #[error(
+        "`{0}` is not a field type; known: string, integer, number, boolean, object, array, [T] (an array of T)"
+    )]
+    UnknownType(String),
+    #[error("its type is not declared: add `{0}` to its type's list under `field_types`")]
+    Undeclared(String),
+    #[error("the path selects a list, so its type is an array: declare `[{0}]`, not `{0}`")]
+    NotAnArray(FieldType),
 }
 
 /// What one value can be.
@@ -188,11 +197,8 @@ fn object_schema(
             Field::Object(inner) => object_schema(inner, &path, types, errors),
             other => match other.shape(name, types) {
                 Ok(shape) => shape.schema(),
-                Err(message) => {
-                    errors.push(ShapeError {
-                        field: path,
-                        message,
-                    });
+                Err(why) => {
+                    errors.push(ShapeError { field: path, why });
                     json!({})
                 }
             },
@@ -207,7 +213,7 @@ impl Field {
         &self,
         name: &str,
         types: &mut dyn FnMut(&str) -> Option<FieldType>,
-    ) -> Result<Shape, String> {
+    ) -> Result<Shape, Untyped> {
         match self {
             Field::Literal(v) => Ok(literal(v)),
             Field::Expr(e) => e.shape(name, types),
@@ -237,7 +243,7 @@ impl Expr {
         &self,
         name: &str,
         types: &mut dyn FnMut(&str) -> Option<FieldType>,
-    ) -> Result<Shape, String> {
+    ) -> Result<Shape, Untyped> {
         // The last pipe whose result does not depend on its input makes what comes before it
         // irrelevant; otherwise the base decides, and a path's value needs a declared type.
         let fixed = self.pipes.iter().rposition(|p| {
@@ -278,13 +284,11 @@ impl Expr {
     }
 
     /// What the base of the expression gives, declared `ty`.
-    fn base_shape(&self, ty: FieldType) -> Result<Shape, String> {
+    fn base_shape(&self, ty: FieldType) -> Result<Shape, Untyped> {
         match &self.base {
             Base::Query { many: true, .. } => match ty {
                 FieldType::Array(_) => Ok(Shape::of(ty, false)),
-                other => Err(format!(
-                    "the path selects a list, so its type is an array: declare `[{other}]`, not `{other}`"
-                )),
+                other => Err(Untyped::NotAnArray(other)),
             },
             _ => Ok(Shape::of(ty, true)),
         }
@@ -294,10 +298,8 @@ impl Expr {
 fn declared(
     name: &str,
     types: &mut dyn FnMut(&str) -> Option<FieldType>,
-) -> Result<FieldType, String> {
-    types(name).ok_or_else(|| {
-        format!("its type is not declared: add `{name}` to its type's list under `field_types`")
-    })
+) -> Result<FieldType, Untyped> {
+    types(name).ok_or_else(|| Untyped::Undeclared(name.to_owned()))
 }
 
 /// The shape after a pipe whose result does not depend on its input's type.
@@ -355,7 +357,8 @@ mod tests {
             json!({"type": "array", "items": {"type": "string"}})
         );
         let err = schema_of(&[("title", "$.labels[*].name")]).unwrap_err();
-        assert!(err[0].message.contains("declare `[string]`"), "{err:?}");
+        assert_eq!(err[0].why, Untyped::NotAnArray(FieldType::String));
+        assert!(err[0].why.to_string().contains("declare `[string]`"));
     }
 
     #[test]
@@ -403,9 +406,12 @@ mod tests {
         )]);
         let err = p.schema(&mut types).unwrap_err();
         assert_eq!(err[0].field, "head.repo");
+        assert_eq!(err[0].why, Untyped::Undeclared("repo".into()));
         assert!(
-            err[0].message.contains("add `repo` to its type's list"),
-            "{err:?}"
+            err[0]
+                .why
+                .to_string()
+                .contains("add `repo` to its type's list")
         );
     }
 
@@ -440,11 +446,8 @@ mod tests {
         ] {
             assert_eq!(text.parse::<FieldType>().unwrap().to_string(), text);
         }
-        assert!(
-            "text"
-                .parse::<FieldType>()
-                .unwrap_err()
-                .contains("known: string")
-        );
+        let err = "text".parse::<FieldType>().unwrap_err();
+        assert_eq!(err, Untyped::UnknownType("text".into()));
+        assert!(err.to_string().contains("known: string"));
     }
 }
