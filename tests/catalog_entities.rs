@@ -495,8 +495,8 @@ async fn a_release_is_read_by_tag_with_its_notes_as_markdown() {
     assert_eq!(
         (
             release["id"].clone(),
-            release["tag"].clone(),
-            release["target"].clone()
+            release["tag_name"].clone(),
+            release["target_commitish"].clone()
         ),
         (json!(42), json!("v1.2.0"), json!("main"))
     );
@@ -509,7 +509,7 @@ async fn a_release_is_read_by_tag_with_its_notes_as_markdown() {
         .read_json("forgejo://repo/acme/widgets/release/team/v2.0")
         .await;
     assert_eq!(
-        (team["tag"].clone(), team["prerelease"].clone()),
+        (team["tag_name"].clone(), team["prerelease"].clone()),
         (json!("team/v2.0"), json!(true))
     );
     assert_eq!(
@@ -547,9 +547,9 @@ async fn a_branch_is_read_by_name_even_with_a_slash() {
         main,
         json!({
             "name": "main",
-            "commit": {"sha": "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
-                       "subject": "Bound the widget cache by entry count", "author": "alice",
-                       "timestamp": "2026-11-20T14:03:11Z"},
+            "commit_sha": "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+            "commit_subject": "Bound the widget cache by entry count", "commit_author": "Alice Liddell",
+            "commit_date": "2026-11-20T14:03:11Z",
             "protected": true, "protection_rule": "main", "required_approvals": 1,
             "status_check_contexts": ["ci/build"], "user_can_push": false, "user_can_merge": true
         })
@@ -558,7 +558,7 @@ async fn a_branch_is_read_by_name_even_with_a_slash() {
         .read_json("forgejo://repo/acme/widgets/branch/feature/login")
         .await;
     assert_eq!(feature["name"], "feature/login");
-    assert_eq!(feature["commit"]["subject"], "Log in with a token");
+    assert_eq!(feature["commit_subject"], "Log in with a token");
     assert_eq!(
         forge.requests()[1].path,
         "/repos/acme/widgets/branches/feature/login"

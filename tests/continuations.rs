@@ -269,10 +269,11 @@ fn an_entity_and_its_tool_show_the_same_fields() {
         .filter(|r| r.endpoint().is_some() && !r.template.query_vars().iter().any(|v| v == "page"))
         .collect();
     assert!(
-        entities.len() >= 5,
+        entities.len() >= 8,
         "entities that name their tool: {}",
         entities.len()
     );
+    let manifests = forgelens::manifest::parse(&Sources::builtin()).expect("the manifests parse");
     let body = row(7);
     let answer = || answered(body.clone(), None);
     let serving = serving();
@@ -301,10 +302,24 @@ fn an_entity_and_its_tool_show_the_same_fields() {
         let shown: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
         let name = resource.endpoint().expect("filtered on it");
         let tool = catalog.tool(name).expect("the entity's tool exists");
+        // A tool argument takes the variable of its name, or the one the resource's `args` give it.
+        let renames = &manifests
+            .resources
+            .resources
+            .iter()
+            .find(|r| r.name.value == resource.name)
+            .expect("the resource is in the manifest")
+            .args;
+        let arg_of = |var: &str| {
+            renames
+                .iter()
+                .find(|(_, v)| v.value == var)
+                .map_or(var.to_owned(), |(arg, _)| arg.clone())
+        };
         let args: Map<String, Value> = template
             .vars()
-            .filter(|v| tool.takes_array(v).is_some())
-            .map(|v| (v.to_owned(), read.args[v].clone()))
+            .map(|v| (arg_of(v), read.args[v].clone()))
+            .filter(|(arg, _)| tool.takes_array(arg).is_some())
             .collect();
         let called = tool
             .prepare(args.clone())

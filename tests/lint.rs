@@ -504,3 +504,54 @@ fn an_entity_names_its_tool_and_adds_only_what_the_tool_lacks() {
         findings[0]
     );
 }
+
+/// An entity whose variable has another name than its tool's argument says so with `args`;
+/// a rename the tool or the URI does not have, or one beside a `fetch`, is a finding.
+#[test]
+fn an_entity_renames_its_tools_arguments_with_args() {
+    let tools = format!(
+        "{TOOLS}      - {{name: get_thing, title: G, description: Gets., call: 'GET /things/{{owner}}/{{thing_id}}',\n          args: {{owner: {{rule: name}}, thing_id: {{rule: id}}}}, project: {{id: $.id}}, field_types: {{integer: [id]}}}}\n"
+    );
+    let entity = |args: &str| {
+        resources(&format!(
+            "  - name: thing\n    title: Thing\n    uri: forgejo://repo/{{owner}}/thing/{{id}}\n    description: A thing.\n    params: {{owner: name, id: id}}\n    tool: get_thing\n{args}"
+        ))
+    };
+    assert_eq!(
+        lint(&entity("    args: {thing_id: id}\n"), &tools),
+        Vec::new()
+    );
+
+    let unrenamed = lint(&entity(""), &tools);
+    assert!(
+        unrenamed
+            .iter()
+            .any(|f| f.code == checks::UNBOUND_PLACEHOLDER),
+        "{unrenamed:#?}"
+    );
+    for (args, words) in [
+        (
+            "    args: {thing_id: id, colour: id}\n",
+            "`get_thing` takes no argument `colour`",
+        ),
+        ("    args: {thing_id: nid}\n", "`nid` is not a variable of"),
+    ] {
+        let findings = lint(&entity(args), &tools);
+        assert_eq!(findings.len(), 1, "{findings:#?}");
+        assert_eq!(findings[0].code, checks::UNBOUND_PLACEHOLDER);
+        assert!(findings[0].message.contains(words), "{}", findings[0]);
+    }
+
+    let fetched = THING.replace(
+        "    cache: mutable",
+        "    args: {thing_id: id}\n    cache: mutable",
+    );
+    let findings = lint(&resources(&fetched), &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::WRONG_TYPE);
+    assert!(
+        findings[0].message.contains("name it with `tool`"),
+        "{}",
+        findings[0]
+    );
+}

@@ -256,6 +256,12 @@ pub struct ResourceDef {
     /// The fields of `tool`'s projection the entity shows, in this order (all when left out).
     #[serde(default)]
     pub fields: Vec<Spanned<String>>,
+    /// For a resource that reads its tool's endpoint (an entity's `tool`, a list's): the tool's
+    /// arguments that take a URI variable of another name (`filepath: path`). A list's sentinel
+    /// gives them the read's values; query variables the tool takes by the same name are
+    /// carried without saying.
+    #[serde(default)]
+    pub args: IndexMap<String, Spanned<String>>,
     /// Makes the resource a page of a list.
     pub list: Option<Spanned<ListDef>>,
     /// Bounded lists embedded in the entity, by field name.
@@ -382,11 +388,6 @@ pub struct ListDef {
     /// entity (a contents path may be a directory or a file).
     #[serde(default)]
     pub only_arrays: bool,
-    /// The tool's arguments that take a URI variable of another name (`filepath: path`): the
-    /// sentinel's call gives them the read's values. Query variables the tool takes by the same
-    /// name are carried without saying.
-    #[serde(default)]
-    pub args: IndexMap<String, Spanned<String>>,
     /// For a resource without its own `project`: the fields of the tool's item projection it
     /// shows, in this order (all of them when left out).
     #[serde(default)]

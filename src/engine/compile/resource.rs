@@ -236,11 +236,21 @@ impl Compiler {
         tools: &ToolRefs,
         vars: &[&str],
     ) -> Option<Spanned<String>> {
-        let inherit = |c: &mut Compiler, name: &Spanned<String>, renames| {
+        let inherit = |c: &mut Compiler, name: &Spanned<String>| {
             c.tool_ref(FILE, name, tools)?;
             let tool = tools.get(&name.value)?;
-            let line = inherited_fetch(tool.call.as_str(), renames, vars);
-            Some(Spanned::new(line, name.referenced, name.defined))
+            let mut renamed = true;
+            for (arg, var) in &def.args {
+                let problem = match (tool.takes_array(arg), vars.contains(&var.value.as_str())) {
+                    (None, _) => format!("`{}` takes no argument `{arg}`", tool.name),
+                    (_, false) => format!("`{}` is not a variable of {}", var.value, def.uri.value),
+                    _ => continue,
+                };
+                c.push(Pos::of(FILE, var), checks::UNBOUND_PLACEHOLDER, problem);
+                renamed = false;
+            }
+            let line = inherited_fetch(tool.call.as_str(), &def.args, vars);
+            renamed.then(|| Spanned::new(line, name.referenced, name.defined))
         };
         match (&def.fetch, &def.list, &def.tool) {
             (_, Some(_), Some(tool)) => {
@@ -262,9 +272,19 @@ impl Compiler {
                 );
                 None
             }
-            (None, None, Some(tool)) => inherit(self, tool, &IndexMap::new()),
-            (Some(fetch), None, None) => Some(fetch.clone()),
-            (None, Some(list), None) => inherit(self, &list.value.tool, &list.value.args),
+            (None, None, Some(tool)) => inherit(self, tool),
+            (Some(fetch), None, None) => {
+                if let Some((_, var)) = def.args.first() {
+                    self.push(
+                        Pos::of(FILE, var),
+                        checks::WRONG_TYPE,
+                        "`args` renames the arguments of the resource's tool: name it with `tool`"
+                            .into(),
+                    );
+                }
+                Some(fetch.clone())
+            }
+            (None, Some(list), None) => inherit(self, &list.value.tool),
             (Some(fetch), Some(list), None) => {
                 self.push(
                     Pos::of(FILE, fetch),
@@ -530,27 +550,14 @@ impl Compiler {
                 })
             })
             .collect();
-        for (arg, var) in &list.value.args {
-            let Some(tool) = tool else { break };
-            match (
-                tool.takes_array(arg),
-                template.vars().any(|v| v == var.value),
-            ) {
-                (Some(array), true) => carried.push(Carried {
+        // The renames were checked with the request line (`primary_line`).
+        for (arg, var) in &def.args {
+            if let Some(array) = tool.and_then(|t| t.takes_array(arg)) {
+                carried.push(Carried {
                     arg: arg.clone(),
                     var: var.value.clone(),
                     array,
-                }),
-                (None, _) => self.push(
-                    Pos::of(FILE, var),
-                    checks::UNBOUND_PLACEHOLDER,
-                    format!("`{}` takes no argument `{arg}`", tool.name),
-                ),
-                (_, false) => self.push(
-                    Pos::of(FILE, var),
-                    checks::UNBOUND_PLACEHOLDER,
-                    format!("`{}` is not a variable of {}", var.value, template.as_str()),
-                ),
+                });
             }
         }
         Some(Shape::List {
@@ -1023,9 +1030,8 @@ fn field_args(field: &crate::engine::project::Field, out: &mut Vec<String>) {
     out.extend(projection.args().into_iter().map(str::to_owned));
 }
 
-/// Splits `$name.rest` into the `with:` source it reads and `$.rest`.
 /// A list tool's request line as a resource reads it: placeholders renamed to the URI's
-/// variables (`list.args`, tool argument → variable), and of the query only the fixed pairs and
+/// variables (`args`, tool argument → variable), and of the query only the fixed pairs and
 /// those the URI can fill. The tool's other filters stay the tool's.
 fn inherited_fetch(
     call: &str,
@@ -1066,6 +1072,7 @@ fn inherited_fetch(
     line
 }
 
+/// Splits `$name.rest` into the `with:` source it reads and `$.rest`; `Err` is an unknown name.
 fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), String> {
     let rest = text.strip_prefix('$').unwrap_or(text);
     let len = rest
