@@ -406,9 +406,20 @@ async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_one_forge
     let page = json_block(&blocks);
     assert_eq!(page["title"], "Home");
     assert_eq!(
-        page["last_commit"],
-        json!({"sha": "5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d01", "author": "Alice Liddell",
-               "date": "2026-11-18T10:00:00Z", "message": "Explain the cache settings"})
+        (
+            &page["page_name"],
+            &page["last_commit_sha"],
+            &page["last_author"],
+            &page["last_changed_at"],
+            &page["last_message"]
+        ),
+        (
+            &json!("Home"),
+            &json!("5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d01"),
+            &json!("Alice Liddell"),
+            &json!("2026-11-18T10:00:00Z"),
+            &json!("Explain the cache settings")
+        )
     );
     let revisions = page["revisions"].as_array().unwrap();
     // The forge pages revisions by a fixed 50, newest first: the embed is its first page, so
