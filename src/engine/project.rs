@@ -447,6 +447,16 @@ impl Projection {
         Ok(self)
     }
 
+    /// The dotted path (`head.ref`) of field `name` inside the field at `prefix` (`""` at the top):
+    /// how findings and [`Projection::has`] name a nested field.
+    pub fn path_of(prefix: &str, name: &str) -> String {
+        if prefix.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{prefix}.{name}")
+        }
+    }
+
     /// Whether the projection builds the field at dotted `path` (`head.ref`).
     pub fn has(&self, path: &str) -> bool {
         let mut fields = &self.fields;

@@ -485,11 +485,7 @@ impl Compiler {
     ) -> Vec<(String, Field)> {
         let mut out = Vec::new();
         for (name, value) in raw {
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}.{name}")
-            };
+            let path = Projection::path_of(prefix, name);
             if let Some(field) = self.field(file, value, sources, vars, &path) {
                 out.push((name.clone(), field));
             }

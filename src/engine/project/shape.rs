@@ -188,11 +188,7 @@ fn object_schema(
 ) -> Value {
     let mut properties = Map::new();
     for (name, field) in fields {
-        let path = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}.{name}")
-        };
+        let path = Projection::path_of(prefix, name);
         let schema = match field {
             Field::Object(inner) => object_schema(inner, &path, types, errors),
             other => match other.shape(name, types) {
