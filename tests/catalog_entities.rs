@@ -425,8 +425,8 @@ async fn a_wiki_page_is_its_decoded_markdown_with_its_newest_revisions_one_forge
     // The forge pages revisions by a fixed 50, newest first: the embed is its first page, so
     // the sentinel's next page is the forge's own page 2.
     assert_eq!(revisions.len(), 50);
-    assert_eq!(revisions[0]["message"], "Revision 60 of Home");
-    assert_eq!(revisions[49]["message"], "Revision 11 of Home");
+    assert_eq!(revisions[0]["subject"], "Revision 60 of Home");
+    assert_eq!(revisions[49]["subject"], "Revision 11 of Home");
     assert!(
         page.get("content_base64").is_none(),
         "the JSON block does not repeat the page"

@@ -555,3 +555,40 @@ fn an_entity_renames_its_tools_arguments_with_args() {
         findings[0]
     );
 }
+
+/// An embed shows its tool's items unless it projects its own, as a list resource does: all
+/// their fields, or those `fields` picks; a pick the tool lacks, or `fields` beside a
+/// `project`, is a finding.
+#[test]
+fn an_embed_shows_its_tools_items_or_its_own() {
+    let tools = TOOLS.replace("    list: {}\n", "    list: {}\n        project: {id: $.id, name: $.name}\n        field_types: {integer: [id], string: [name]}\n");
+    let embed = |extra: &str| {
+        resources(&THING.replace(
+            "    cache: mutable",
+            &format!("    embed:\n      things:\n        fetch: 'GET /things/{{owner}}'\n        tool: list_things\n{extra}    cache: mutable"),
+        ))
+    };
+    assert_eq!(lint(&embed(""), &tools), Vec::new());
+    assert_eq!(lint(&embed("        fields: [name]\n"), &tools), Vec::new());
+    assert_eq!(
+        lint(&embed("        project: {title: $.title}\n"), &tools),
+        Vec::new()
+    );
+
+    let findings = lint(&embed("        fields: [colour]\n"), &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::PICKED_FIELD);
+    assert!(
+        findings[0]
+            .message
+            .contains("`list_things` projects no field `colour`"),
+        "{}",
+        findings[0]
+    );
+
+    let both = embed("        fields: [name]\n        project: {title: $.title}\n");
+    let findings = lint(&both, &tools);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].code, checks::WRONG_TYPE);
+    assert_eq!(findings[0].line, line_of(&both, "fields: [name]"));
+}

@@ -410,8 +410,12 @@ pub struct EmbedDef {
     #[serde(default)]
     pub window: Window,
     pub tool: Spanned<String>,
-    /// Fields of each item.
+    /// Fields of each item; without it, the items are the tool's (all their fields, or those
+    /// `fields` picks), as a list resource's are.
     pub project: Option<Projection>,
+    /// Without `project`: the fields of the tool's item projection shown, in this order.
+    #[serde(default)]
+    pub fields: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -731,9 +731,20 @@ impl Compiler {
                 Some(p) => self.json_path(FILE, p),
                 None => None,
             };
-            let item = match &e.project {
-                Some(p) => self.projection(FILE, p, &[], vars),
-                None => Some(Projection::identity()),
+            // Like a list's, an embed's items are its tool's unless it projects its own.
+            let item = match (&e.project, e.fields.first()) {
+                (Some(_), Some(picked)) => {
+                    self.push(
+                        Pos::of(FILE, picked),
+                        checks::WRONG_TYPE,
+                        format!("embed `{field}`: `fields` picks from the tool's items; with a `project` of its own, drop `fields`"),
+                    );
+                    None
+                }
+                (Some(p), None) => self.projection(FILE, p, &[], vars),
+                (None, _) => tools
+                    .get(&e.tool.value)
+                    .and_then(|tool| self.picked_items(tool, &e.fields, vars)),
             };
             if let Some(item) = &item {
                 used.extend(item.args().into_iter().map(str::to_owned));
