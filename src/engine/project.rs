@@ -437,10 +437,10 @@ impl Projection {
     }
 
     /// This projection's fields followed by `more`'s; the first name both have is the error.
-    pub fn joined(mut self, more: Projection) -> Result<Projection, String> {
+    pub fn joined(mut self, more: Projection) -> Result<Projection, SameField> {
         for (name, field) in more.fields {
             if self.fields.iter().any(|(n, _)| *n == name) {
-                return Err(name);
+                return Err(SameField(name));
             }
             self.fields.push((name, field));
         }
@@ -786,6 +786,11 @@ pub fn excerpt(text: &str, max: usize) -> String {
         _ => text.to_owned(),
     }
 }
+
+/// A field both of two projections build, which [`Projection::joined`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("both projections build the field `{0}`")]
+pub struct SameField(pub String);
 
 #[cfg(test)]
 mod tests {

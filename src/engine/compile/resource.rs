@@ -9,7 +9,7 @@ use super::{Compiler, Defaults, ToolRefs};
 use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::complete::{Completion, Source};
 use crate::engine::listing::Listing;
-use crate::engine::project::Projection;
+use crate::engine::project::{Projection, SameField};
 use crate::engine::render::Renderer;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::Carried;
@@ -644,7 +644,7 @@ impl Compiler {
                 let picked = self.picked_items(tools.get(&name.value)?, &def.fields, vars)?;
                 match picked.joined(own) {
                     Ok(joined) => Some(joined),
-                    Err(field) => {
+                    Err(SameField(field)) => {
                         self.push(
                             Pos::of(FILE, name),
                             checks::PICKED_FIELD,
@@ -698,12 +698,8 @@ impl Compiler {
                             defined: from.defined,
                         }),
                     ),
-                    Err(name) => {
-                        self.push(
-                            Pos::of(FILE, from),
-                            checks::EXPRESSION,
-                            format!("`${name}` names no `with:` request"),
-                        );
+                    Err(unknown) => {
+                        self.push(Pos::of(FILE, from), checks::EXPRESSION, unknown.to_string());
                         (None, None)
                     }
                 },
@@ -1083,8 +1079,13 @@ fn inherited_fetch(
     line
 }
 
-/// Splits `$name.rest` into the `with:` source it reads and `$.rest`; `Err` is an unknown name.
-fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), String> {
+/// A `$name` that names no `with:` request of the resource.
+#[derive(Debug, thiserror::Error)]
+#[error("`${0}` names no `with:` request")]
+struct UnknownSource(String);
+
+/// Splits `$name.rest` into the `with:` source it reads and `$.rest`.
+fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), UnknownSource> {
     let rest = text.strip_prefix('$').unwrap_or(text);
     let len = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -1095,7 +1096,7 @@ fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String)
     }
     match with_names.iter().position(|n| *n == name) {
         Some(i) => Ok((EmbedSource::With(i), format!("${path}"))),
-        None => Err(name.to_owned()),
+        None => Err(UnknownSource(name.to_owned())),
     }
 }
 
