@@ -594,7 +594,7 @@ impl Compiler {
                 let known: Vec<&str> = tool.project.field_names().collect();
                 let has = match known.is_empty() {
                     true => {
-                        "it serves the forge's whole answer: give the resource its own `project`"
+                        "it serves the forge's whole answer: give the resource (or the embed) its own `project`"
                             .to_owned()
                     }
                     false => format!("it has {}", known.join(", ")),
