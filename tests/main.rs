@@ -31,6 +31,7 @@ mod lockdown;
 mod paging;
 mod protocol;
 mod read_only;
+mod render_check;
 mod request_bodies;
 mod secrets;
 mod server;

@@ -5,6 +5,7 @@ pub mod catalog_world;
 pub mod fake_forge;
 pub mod fixtures;
 pub mod raw;
+pub mod render;
 pub mod search_eval;
 pub mod tokens;
 pub mod tool_world;
