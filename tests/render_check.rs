@@ -22,6 +22,8 @@ use Must::{Fetch, Hide};
 /// Raw texts and what each must be reported for, under both renderers.
 const CAUGHT: &[(&str, Must)] = &[
     ("![x](https://evil.example/p)", Fetch("src")),
+    // Another host only from a page served over http.
+    ("![x](https:/evil.example/p)", Fetch("src")),
     (r#"<img src="//evil.example/p">"#, Fetch("src")),
     // Inline, `<img/src=…>` is no tag to either renderer (see `bare_slash_img…` below); as a
     // line of an HTML block it passes through as it is.

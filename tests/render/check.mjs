@@ -20,8 +20,9 @@
 // only its fetches. An `html` text is not rendered: it is parsed as it is (renderer "html"), to
 // check the walk itself on markup that both renderers would escape.
 // A fetch's `host` is the URL's host and port as WHATWG URL resolves it against
-// https://HOST/ (or a <base href>); "" for a URL without one (data:, javascript:), and
-// "unknown host" when it does not parse; both count as outside. The script reads no file and
+// https://HOST/ and against http://HOST/ (or a <base href> from either), the first that is not
+// HOST; "" for a URL without one (data:, javascript:), and "unknown host" when it does not parse;
+// both count as outside. The script reads no file and
 // opens no connection.
 
 import MarkdownIt from 'markdown-it';
@@ -166,32 +167,40 @@ function inspect(html, host, definitions) {
   const fetches = [];
   const hidden = [];
   let text = '';
-  const page = new URL(`https://${host}/`);
+  // The forge may be served over https or http, and `https:/x` is the host x only from an http
+  // page: a URL is resolved from both, and counts as outside when either takes it outside.
+  const pages = [new URL(`https://${host}/`), new URL(`http://${host}/`)];
+  const page = pages[0];
 
   const fragment = parseFragment(CONTEXT, html, { sourceCodeLocationInfo: true, treeAdapter: UNMERGED });
 
-  // A <base href> anywhere in the document moves every relative URL after it.
-  let base = page;
+  // A <base href> anywhere in the document moves every relative URL.
+  let bases = pages;
   const firstBase = find(fragment, (n) => n.nodeName === 'base' && attr(n, 'href') !== null);
   if (firstBase) {
     try {
-      base = new URL(attr(firstBase, 'href'), page);
+      bases = pages.map((p) => new URL(attr(firstBase, 'href'), p));
     } catch {
       /* an unparseable base is ignored by browsers */
     }
   }
 
   const fetch = (element, attribute, value) => {
-    let url = null;
-    let where = 'unknown host';
-    try {
-      const parsed = new URL(value, base);
-      url = parsed.href;
-      where = parsed.host;
-    } catch {
-      /* unparseable: counts as outside */
+    for (const base of bases) {
+      let url = null;
+      let where = 'unknown host';
+      try {
+        const parsed = new URL(value, base);
+        url = parsed.href;
+        where = parsed.host;
+      } catch {
+        /* unparseable: counts as outside */
+      }
+      if (where !== page.host) {
+        fetches.push({ element, attribute, value, url, host: where });
+        return;
+      }
     }
-    if (where !== page.host) fetches.push({ element, attribute, value, url, host: where });
   };
   const hide = (element, reason, content) => hidden.push({ element, reason, content });
 
