@@ -247,3 +247,103 @@ fn missing_renderers_are_named_with_how_to_install_them() {
         "{why}"
     );
 }
+
+/// The payloads of `tests/fixtures/injection/corpus_variants.json`: (id, kind, place, text).
+fn variants() -> Vec<(String, String, String, String)> {
+    let raw = std::fs::read_to_string("tests/fixtures/injection/corpus_variants.json").unwrap();
+    assert!(raw.is_ascii(), "the variants are written with \\u escapes");
+    let all: Vec<serde_json::Value> = serde_json::from_str(&raw).unwrap();
+    all.iter()
+        .map(|p| {
+            let field = |k: &str| {
+                p[k].as_str()
+                    .unwrap_or_else(|| panic!("{p}: {k}"))
+                    .to_owned()
+            };
+            (field("id"), field("kind"), field("place"), field("text"))
+        })
+        .collect()
+}
+
+const PLACES: &[&str] = &[
+    "pr_file_name",
+    "review_comment_path",
+    "tree_path",
+    "branch_name",
+    "tag_name",
+    "symlink_target",
+    "wiki_page_name",
+    "status_context",
+    "fork_name",
+    "fork_description",
+    "label_name",
+    "notification_subject",
+    "stopwatch_title",
+    "action_task_title",
+    "old_title",
+    "issue_title",
+    "issue_body",
+    "comment",
+    "file_markdown",
+    "redirect",
+];
+
+/// Markup payloads that both renderers defuse on their own (they percent-encode a markdown
+/// image's backslashes); they stay in the corpus for clients that render otherwise.
+const DEFUSED_BY_BOTH: &[&str] = &["inj-141"];
+
+#[test]
+fn the_variants_corpus_is_well_formed() {
+    let variants = variants();
+    assert!(variants.len() >= 48, "{} payloads", variants.len());
+    for (i, (id, kind, place, text)) in variants.iter().enumerate() {
+        assert_eq!(id, &format!("inj-{}", 101 + i), "ids run on from inj-101");
+        let marker = id.replace("inj-", "INJ-");
+        assert_eq!(text.matches(&marker).count(), 1, "{id}: one {marker}");
+        assert!(!kind.is_empty(), "{id}: a kind");
+        assert!(PLACES.contains(&place.as_str()), "{id}: place {place}");
+    }
+}
+
+#[test]
+fn every_markup_variant_is_harmful_raw_and_shows_its_marker() {
+    let variants: Vec<_> = variants()
+        .into_iter()
+        .filter(|(_, _, place, _)| place != "redirect")
+        .collect();
+    let items: Vec<_> = variants
+        .iter()
+        .map(|(_, _, _, text)| (text.as_str(), Kind::Markdown))
+        .collect();
+    let Some(rendered) = check(
+        "every_markup_variant_is_harmful_raw_and_shows_its_marker",
+        &items,
+    ) else {
+        return;
+    };
+    for ((id, kind, _, _), result) in variants.iter().zip(&rendered) {
+        let marker = id.replace("inj-", "INJ-");
+        for renderer in RENDERERS {
+            let render = result.by(renderer);
+            assert!(
+                render.text.contains(&marker),
+                "{id}: {renderer} does not show {marker}: {:?}",
+                render.text
+            );
+        }
+        let harmful = |r: &Render| match kind.as_str() {
+            "image" | "navigation" => r.fetches.iter().any(|f| f.host.ends_with(".example")),
+            "hidden_markup" | "html_comment" => r.hidden.iter().any(|h| h.reason != "styled"),
+            _ => true,
+        };
+        let caught = RENDERERS.iter().filter(|r| harmful(result.by(r))).count();
+        if DEFUSED_BY_BOTH.contains(&id.as_str()) {
+            assert_eq!(caught, 0, "{id}: a renderer now lets it through");
+        } else {
+            assert_eq!(
+                caught, 2,
+                "{id} ({kind}) is harmless raw under some renderer"
+            );
+        }
+    }
+}
