@@ -299,7 +299,7 @@ impl Forge {
     fn lands(&self, address: &str) -> bool {
         self.base
             .join(address)
-            .is_ok_and(|u| u.host_str().is_some() && u.host_str() == self.base.host_str())
+            .is_ok_and(|u| u.host_str() == self.base.host_str())
     }
 
     /// Whether every address in `raw` is the forge's, however a renderer reads it: as it is,
@@ -1251,21 +1251,14 @@ fn surface_definitions(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut out = String::new();
     let (mut copied, mut changed) = (0, false);
-    // The first unescaped `]` at or after where it was last looked for from, which serves
-    // every later line start before it: the scan stays linear.
-    let mut close: Option<Option<usize>> = None;
     let mut line = 0;
     loop {
         let at = after_container_marks(b, line);
+        // A label holds no unescaped bracket: it ends at the next one, which must be `]` and
+        // followed by `:`. Each look ends at or before the next line's `[`, so the looks do
+        // not overlap and the scan stays linear.
         if b.get(at) == Some(&b'[') {
-            let found = match close {
-                Some(c) if c.is_none_or(|c| c > at) => c,
-                _ => {
-                    let c = next_unescaped_close(b, at + 1);
-                    close = Some(c);
-                    c
-                }
-            };
+            let found = next_unescaped_bracket(b, at + 1).filter(|&c| b[c] == b']');
             if found.is_some_and(|c| b.get(c + 1) == Some(&b':')) {
                 out.push_str(&text[copied..at]);
                 out.push_str("[hidden markup] ");
@@ -1308,11 +1301,11 @@ fn after_container_marks(b: &[u8], mut i: usize) -> usize {
     }
 }
 
-fn next_unescaped_close(b: &[u8], mut i: usize) -> Option<usize> {
+fn next_unescaped_bracket(b: &[u8], mut i: usize) -> Option<usize> {
     while i < b.len() {
         match b[i] {
             b'\\' => i += 2,
-            b']' => return Some(i),
+            b'[' | b']' => return Some(i),
             _ => i += 1,
         }
     }
@@ -1940,6 +1933,7 @@ mod tests {
                 ("   [x]: /y", "   [hidden markup] [x]: /y"),
                 ("[a\nb]: /y", "[hidden markup] [a\nb]: /y"),
                 ("[a\\]b]: /y", "[hidden markup] [a\\]b]: /y"),
+                ("[a\\[b]: /y", "[hidden markup] [a\\[b]: /y"),
                 ("[^1]: note", "[hidden markup] [^1]: note"),
                 ("![a]: /y", "[hidden markup] [image link: a]: /y"),
             ],
@@ -1949,6 +1943,9 @@ mod tests {
             "[x] : y",
             "[x](y): z",
             "[hidden markup] [x]: y",
+            // Not a label: it holds a bracket.
+            "[a [b]: y",
+            "[a\n[b] c",
         ];
         for text in kept {
             assert_eq!(md(text), text, "{text:?}");
