@@ -33,7 +33,10 @@
 //!   as nothing, so it makes a comment) gets `[hidden markup] ` in front of its `[`.
 //! - What is left as it was is scanned as text too, so that markup inside an attribute a
 //!   renderer might show as text is judged as well; whatever the scan writes is itself inert,
-//!   so neutralizing twice changes nothing more.
+//!   so neutralizing twice changes nothing more. Code spans and blocks get no exemption:
+//!   renderers disagree on where they end, and an exemption got wrong would leave markup live.
+//!   Text that would make the tag tokenizer quadratic is handled bluntly instead (every `<`
+//!   that could open markup defused, every `![` made a link).
 //!
 //! Blocks of text that hold such fields are then wrapped by [`Envelope`] in tags with a
 //! per-answer random boundary, naming what the text is, who wrote it and where it is from; text
