@@ -643,7 +643,7 @@ impl<'t, 'f> Scanner<'t, 'f> {
             out: String::new(),
             copied: 0,
             changed: false,
-            work: text.len().saturating_mul(32).saturating_add(1 << 16),
+            work: text.len().saturating_mul(16).saturating_add(1 << 16),
         };
         if scanner.scan().is_err() {
             scanner = Scanner {
@@ -792,6 +792,7 @@ impl<'t, 'f> Scanner<'t, 'f> {
         Ok(at + 1)
     }
 
+    /// Takes `bytes` from the work left, or fails when there is not that much.
     fn spend(&mut self, bytes: usize) -> Result<(), Exhausted> {
         self.work = self.work.checked_sub(bytes).ok_or(Exhausted)?;
         Ok(())
@@ -813,17 +814,21 @@ impl<'t, 'f> Scanner<'t, 'f> {
                     Split::List(';')
                 }
                 "content" if name == "meta" => Split::Refresh,
-                "style" => match self.forge.outside_in_css(value) {
-                    Some(found) => {
-                        found.into_iter().for_each(|a| push_new(&mut outside, a));
-                        continue;
+                "style" => {
+                    self.spend(judging(value.len()))?;
+                    match self.forge.outside_in_css(value) {
+                        Some(found) => {
+                            found.into_iter().for_each(|a| push_new(&mut outside, a));
+                            continue;
+                        }
+                        None => return Ok(Fetches::Unknown),
                     }
-                    None => return Ok(Fetches::Unknown),
-                },
+                }
                 // A whole document inline: not judged here.
                 "srcdoc" => return Ok(Fetches::Unknown),
                 _ => continue,
             };
+            self.spend(judging(value.len()))?;
             if !self.forge.hosts(value, split) {
                 for address in self.shown_outside(value, split) {
                     push_new(&mut outside, address);
@@ -833,7 +838,7 @@ impl<'t, 'f> Scanner<'t, 'f> {
         if name == "style" {
             let rest = &self.text[tag.end..];
             let len = find_ignoring_case(rest, "</style").unwrap_or(rest.len());
-            self.spend(len)?;
+            self.spend(judging(len))?;
             match self.forge.outside_in_css(&rest[..len]) {
                 Some(found) => found.into_iter().for_each(|a| push_new(&mut outside, a)),
                 None => return Ok(Fetches::Unknown),
@@ -928,6 +933,12 @@ fn forge_image(text: &str, at: usize, forge: &Forge) -> bool {
         i += b[i..].iter().take_while(|&&c| c == b' ').count();
     }
     !address.is_empty() && b.get(i) == Some(&b')') && forge.hosts(address, Split::One)
+}
+
+/// The work, in bytes read, that judging a value of `len` bytes costs: each of up to six
+/// readings decoded and parsed, and a fixed cost per value, so that many short ones count too.
+fn judging(len: usize) -> usize {
+    len.saturating_mul(8).saturating_add(256)
 }
 
 /// Where a comment's content ends, per the browser (`-->` or `--!>`), and the closer's length.
