@@ -1678,6 +1678,10 @@ mod tests {
                 "<picture>[image link](//evil.example/a.png)<img src=\"/ok\"></picture>",
             ),
             (
+                "<video src=//evil.example/a>",
+                "[image link](//evil.example/a)",
+            ),
+            (
                 "<audio src=//evil.example/a>",
                 "[image link](//evil.example/a)",
             ),
