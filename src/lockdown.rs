@@ -1,19 +1,22 @@
-//! Lockdown (`--lockdown`): on a public repository, text written by accounts that cannot write
-//! to it is withheld, and replaced by a notice that names the author and how to read it on
+//! Lockdown (`--lockdown`): on a public repository, text that accounts without write access
+//! wrote is withheld, and replaced by a notice that names the author and how to read it on
 //! purpose (`include_untrusted: true` for a tool, `include_untrusted=true` in a resource's URI).
+//! It runs on the projected answer, before the byte budget, on every path: resources, curated
+//! and generated tools, the escape hatch.
 //!
-//! Which fields are user-written, and which field names each one's author, is what an answer's
-//! `_meta` says (see `engine::untrusted`); text whose author the answer does not name (a file,
-//! a wiki page: both change only through accounts with write access) is not filtered. Whether
-//! an author may write is asked of the forge (`/repos/{owner}/{repo}/collaborators/{login}/
-//! permission`), and whether the repository is private (`/repos/{owner}/{repo}`); each verdict
-//! is kept for [`TTL`] per repository and account, so that an author costs at most one request
-//! per repository in that time. The repository's owner is trusted without asking. A verdict the
-//! forge cannot give (no token, an error) withholds: lockdown fails closed.
+//! Which text is whose is the engine's to say (`engine::policy`): a manifest's marks for
+//! curated answers, the shape of the forge's objects for unshaped ones. What is asked of the
+//! forge lives here: whether the repository the request is about is private
+//! (`GET /repos/{owner}/{repo}`), and whether an author may write to it
+//! (`GET /repos/{owner}/{repo}/collaborators/{login}/permission`). Each verdict is kept for
+//! [`TTL`] per token, repository and account, so that an author costs at most one request per
+//! repository in that time. The repository's owner is trusted without asking. A verdict the
+//! forge cannot give (no token, an error) withholds: lockdown fails closed. An answer about no
+//! one repository (a search across repositories, a user's profile) has no one to ask about, so
+//! nobody's text in it is kept but what only accounts with write access can write.
 //!
 //! Lockdown makes a planted instruction from a stranger less likely to reach the model; it is
-//! not an authorization boundary (a collaborator's text passes, and so does anything a tool
-//! without repository context serves, such as a user's profile).
+//! not an authorization boundary.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,8 +25,11 @@ use std::time::{Duration, Instant};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
-use crate::engine::ReadOutput;
-use crate::engine::untrusted::META_KEY;
+use crate::engine::policy::generic;
+use crate::engine::policy::marks::{Mark, TextMark};
+use crate::engine::policy::withhold::{self, Verdicts, Withheld};
+use crate::engine::request::Args;
+use crate::forge::allow::{self, Target};
 use crate::forge::{self, Request, Token};
 
 /// How long a verdict on an author, or on a repository's visibility, is reused.
@@ -55,99 +61,102 @@ pub enum Reveal<'a> {
     Uri(&'a str),
 }
 
+/// What one answer is held to: the marks of a curated answer, or the generic policy of an
+/// unshaped one.
+pub enum Held<'a> {
+    Marked(&'a [(String, Mark)]),
+    Unshaped,
+}
+
+/// What lockdown did to one answer.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub withheld: Vec<Withheld>,
+    /// The notice shown instead of the answer's text (a file, a diff, a log), when it was
+    /// withheld.
+    pub text: Option<String>,
+}
+
+impl Outcome {
+    /// The notice for top-level text, when some was withheld: what a markdown block showing
+    /// the answer's top-level fields shows instead.
+    pub fn top_notice(&self, notice: impl Fn(Option<&str>) -> String) -> Option<String> {
+        self.withheld
+            .iter()
+            .find(|w| w.at.is_empty())
+            .map(|w| notice(w.who.as_deref()))
+    }
+}
+
+/// Whose write access decides for an answer.
+enum Scope {
+    /// A private repository: nothing is withheld.
+    Private,
+    /// A public repository: its writers' text is kept.
+    Public(String, String),
+    /// No one repository: only what only writers can write is kept.
+    Nowhere,
+}
+
 impl Lockdown {
-    /// Withholds what accounts without write access to `owner/repo` wrote in `value`, by the
-    /// fields `meta` names; returns who was withheld, and where (see [`withhold`]).
-    pub async fn filter(
+    /// Withholds, in `value`, the text lockdown does not keep of an answer to a request at
+    /// `path`; `text` is the answer's own text mark, when it is a text.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn hold(
         &self,
         forge: &forge::Client,
         token: Option<&Token>,
-        (owner, repo): (&str, &str),
+        path: &str,
+        held: Held<'_>,
+        text: Option<&TextMark>,
+        args: &Args,
         value: &mut Value,
-        meta: &Value,
         reveal: Reveal<'_>,
-    ) -> Vec<(String, String)> {
-        let authored = authored_fields(meta);
-        if authored.is_empty() || self.is_private(forge, token, owner, repo).await {
-            return Vec::new();
-        }
-        let mut logins: Vec<Option<String>> = Vec::new();
-        for (author, _) in &authored {
-            let (parent, name) = split(author);
-            for object in objects(value, parent) {
-                logins.push(object.get(name).and_then(Value::as_str).map(str::to_owned));
+    ) -> Outcome {
+        let scope = self.scope(forge, token, path).await;
+        let repo = match &scope {
+            Scope::Private => return Outcome::default(),
+            Scope::Public(owner, repo) => Some((owner.as_str(), repo.as_str())),
+            Scope::Nowhere => None,
+        };
+        let logins = match held {
+            Held::Marked(marks) => withhold::authors(value, marks),
+            Held::Unshaped => generic::authors(value),
+        };
+        let trusted: HashMap<String, bool> = match repo {
+            Some((owner, name)) => {
+                // Asked at once: a thread of many authors costs one round trip, not one each.
+                let asked = logins
+                    .iter()
+                    .map(|login| self.may_write(forge, token, owner, name, login));
+                let verdicts = futures::future::join_all(asked).await;
+                logins.into_iter().zip(verdicts).collect()
             }
-        }
-        logins.sort();
-        logins.dedup();
-        // Asked at once: a thread of many authors costs one round trip, not one per author.
-        let asked = logins
-            .iter()
-            .flatten()
-            .map(|login| self.may_write(forge, token, owner, repo, login));
-        let verdicts = futures::future::join_all(asked).await;
-        let trusted: HashMap<&str, bool> = logins
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .zip(verdicts)
-            .collect();
-        withhold(
-            value,
-            &authored,
-            |login| trusted.get(login) == Some(&true),
-            |who| notice(who, Some((owner, repo)), &reveal),
-        )
+            None => HashMap::new(),
+        };
+        let trusts = |login: &str| trusted.get(login) == Some(&true);
+        let notice = |who: Option<&str>| notice(who, repo, &reveal);
+        let verdicts = Verdicts {
+            trusts: &trusts,
+            notice: &notice,
+        };
+        let withheld = match held {
+            Held::Marked(marks) => withhold::withhold(value, marks, args, &verdicts),
+            Held::Unshaped => generic::withhold(value, &verdicts),
+        };
+        let text = text
+            .filter(|mark| !mark.writer.only_writers(args))
+            .map(|_| notice(None));
+        Outcome { withheld, text }
     }
 
-    /// [`Lockdown::filter`] on a read's JSON block, and its markdown block when an author
-    /// withheld wrote it.
-    pub async fn filter_read(
-        &self,
-        forge: &forge::Client,
-        token: Option<&Token>,
-        scope: (&str, &str),
-        output: &mut ReadOutput,
-        uri: &str,
-    ) {
-        let Some(meta) = output.meta.clone() else {
-            return;
-        };
-        let Some(json) = output
-            .blocks
-            .iter_mut()
-            .find(|b| b.mime == "application/json")
-        else {
-            return;
-        };
-        let Ok(mut value) = serde_json::from_str::<Value>(&json.text) else {
-            // The engine always writes JSON; were it not, nothing could be checked: withhold.
-            output.blocks = vec![crate::engine::Block {
-                mime: "text/plain",
-                text: "[withheld by lockdown: the answer could not be checked]".into(),
-            }];
-            return;
-        };
-        let reveal_uri = reveal_uri(uri);
-        let withheld = self
-            .filter(
-                forge,
-                token,
-                scope,
-                &mut value,
-                &meta,
-                Reveal::Uri(&reveal_uri),
-            )
-            .await;
-        if withheld.is_empty() {
-            return;
-        }
-        json.text = serde_json::to_string(&value).expect("a JSON value always serializes");
-        // The markdown block shows the top-level fields: withheld with them.
-        if let Some((_, who)) = withheld.iter().find(|(at, _)| at.is_empty())
-            && let Some(markdown) = output.blocks.iter_mut().find(|b| b.mime == "text/markdown")
-        {
-            markdown.text = notice(who, Some(scope), &Reveal::Uri(&reveal_uri));
+    async fn scope(&self, forge: &forge::Client, token: Option<&Token>, path: &str) -> Scope {
+        match allow::target(path) {
+            Target::Repo(owner, repo) => match self.is_private(forge, token, &owner, &repo).await {
+                true => Scope::Private,
+                false => Scope::Public(owner, repo),
+            },
+            Target::Unknown(_) | Target::Other => Scope::Nowhere,
         }
     }
 
@@ -208,7 +217,8 @@ impl Lockdown {
             ),
             Err(error) => {
                 tracing::info!(
-                    "lockdown: no verdict on {login} for {owner}/{repo}, withheld: {error}"
+                    "lockdown: no verdict on {} for {owner}/{repo}, withheld: {error}",
+                    forge::printable(login)
                 );
                 false
             }
@@ -237,101 +247,15 @@ fn segment(s: &str) -> String {
     utf8_percent_encode(s, NON_ALPHANUMERIC).to_string()
 }
 
-/// The `_meta`'s author fields that name an author, each with the fields it wrote.
-fn authored_fields(meta: &Value) -> Vec<(String, Vec<String>)> {
-    let Some(by_author) = meta.get(META_KEY).and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    by_author
-        .iter()
-        .filter(|(author, _)| !author.is_empty())
-        .map(|(author, fields)| {
-            let fields = fields
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect();
-            (author.clone(), fields)
-        })
-        .collect()
-}
-
-/// `a.b[].c` → (`a.b[]`, `c`).
-fn split(path: &str) -> (&str, &str) {
-    path.rsplit_once('.').unwrap_or(("", path))
-}
-
-/// The objects at `path` (`""`: the value; `items[]`: each item; `head`: one member).
-fn objects<'v>(value: &'v mut Value, path: &str) -> Vec<&'v mut serde_json::Map<String, Value>> {
-    let mut nodes = vec![value];
-    for step in path.split('.').filter(|s| !s.is_empty()) {
-        let (name, each) = match step.strip_suffix("[]") {
-            Some(name) => (name, true),
-            None => (step, false),
-        };
-        nodes = nodes
-            .into_iter()
-            .filter_map(|n| n.get_mut(name))
-            .flat_map(|n| match (each, n) {
-                (true, Value::Array(items)) => items.iter_mut().collect::<Vec<_>>(),
-                (true, _) => Vec::new(),
-                (false, n) => vec![n],
-            })
-            .collect();
-    }
-    nodes.into_iter().filter_map(Value::as_object_mut).collect()
-}
-
-/// Withholds, in `value`, what every author but the trusted ones wrote; returns who, each with
-/// where the object they wrote in sits (`""` at the top).
-fn withhold(
-    value: &mut Value,
-    authored: &[(String, Vec<String>)],
-    trusted: impl Fn(&str) -> bool,
-    notice: impl Fn(&str) -> String,
-) -> Vec<(String, String)> {
-    let mut withheld = Vec::new();
-    for (author, fields) in authored {
-        let (parent, name) = split(author);
-        for object in objects(value, parent) {
-            let login = object.get(name).and_then(Value::as_str).map(str::to_owned);
-            if login.as_deref().is_some_and(&trusted) {
-                continue;
-            }
-            let who = login.unwrap_or_else(|| "an unknown account".into());
-            for field in fields {
-                let (_, field) = split(field);
-                if let Some(slot) = object.get_mut(field)
-                    && !slot.is_null()
-                {
-                    *slot = Value::String(notice(&who));
-                }
-            }
-            withheld.push((parent.to_owned(), who));
-        }
-    }
-    withheld.sort();
-    withheld.dedup();
-    withheld
-}
-
-/// Withholds everything an author wrote in `value`: for an answer with text from many
-/// repositories or none, where no one's write access can be asked.
-pub fn withhold_all(value: &mut Value, meta: &Value, reveal: &Reveal) {
-    withhold(
-        value,
-        &authored_fields(meta),
-        |_| false,
-        |who| notice(who, None, reveal),
-    );
-}
-
-fn notice(who: &str, repo: Option<(&str, &str)>, reveal: &Reveal) -> String {
+/// The notice in place of what `who` wrote (`None`: an account the answer does not name).
+pub fn notice(who: Option<&str>, repo: Option<(&str, &str)>, reveal: &Reveal) -> String {
     let how = match reveal {
         Reveal::Tool(name) => format!("call {name} again with {REVEAL}: true"),
         Reveal::Uri(uri) => format!("read {uri}"),
+    };
+    let who = match who {
+        Some(login) => login.to_owned(),
+        None => "an account this answer does not name".to_owned(),
     };
     let why = match repo {
         Some((owner, repo)) => format!("who cannot write to {owner}/{repo}"),
@@ -341,7 +265,7 @@ fn notice(who: &str, repo: Option<(&str, &str)>, reveal: &Reveal) -> String {
 }
 
 /// `uri` with the flag that reads withheld text.
-fn reveal_uri(uri: &str) -> String {
+pub fn reveal_uri(uri: &str) -> String {
     let sep = if uri.contains('?') { '&' } else { '?' };
     format!("{uri}{sep}{REVEAL}=true")
 }
@@ -363,7 +287,6 @@ pub fn strip_reveal(uri: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn the_reveal_flag_comes_off_the_uri_whatever_else_it_holds() {
@@ -385,14 +308,28 @@ mod tests {
     }
 
     #[test]
-    fn objects_are_found_at_their_paths() {
-        let mut v =
-            json!({"author": "a", "items": [{"author": "b"}, {"author": "c"}], "head": {"x": 1}});
-        assert_eq!(objects(&mut v, "").len(), 1);
-        assert_eq!(objects(&mut v, "items[]").len(), 2);
-        assert_eq!(objects(&mut v, "head").len(), 1);
-        assert!(objects(&mut v, "missing[]").is_empty());
-        assert_eq!(split("items[].body"), ("items[]", "body"));
-        assert_eq!(split("body"), ("", "body"));
+    fn the_notice_names_the_author_and_the_way_to_read_it() {
+        let tool = notice(
+            Some("mallory"),
+            Some(("acme", "widgets")),
+            &Reveal::Tool("get_issue"),
+        );
+        assert!(
+            tool.contains("mallory") && tool.contains("acme/widgets"),
+            "{tool}"
+        );
+        assert!(
+            tool.contains("get_issue again with include_untrusted: true"),
+            "{tool}"
+        );
+        let nobody = notice(
+            None,
+            None,
+            &Reveal::Uri("forgejo://x?include_untrusted=true"),
+        );
+        assert!(
+            nobody.contains("does not name")
+                && nobody.contains("read forgejo://x?include_untrusted=true")
+        );
     }
 }

@@ -13,16 +13,16 @@ use thiserror::Error;
 use crate::cache::ReadCache;
 use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
-use crate::engine::error::Invalid;
+use crate::engine::error::{Invalid, echo};
 use crate::engine::listing::Listed;
-use crate::engine::request::text_of as text_arg;
 use crate::engine::search::SearchIndex;
 use crate::engine::tool::{Form, Serving};
-use crate::engine::untrusted::Envelope;
+use crate::engine::untrusted::{Envelope, Rendering, neutralize};
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
 use crate::forge::allow::AllowList;
+use crate::forge::allow::{self as allow_list, Target};
 use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
-use crate::lockdown::{self, Lockdown};
+use crate::lockdown::{self, Held, Lockdown, Reveal};
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::{self, Diagnostic, Finding, Sources};
@@ -51,10 +51,10 @@ fn render(diagnostics: &[Diagnostic]) -> String {
 #[derive(Debug, Error)]
 pub enum CallError {
     /// No such tool at all: a protocol error. `hint` names the tool it may have meant.
-    #[error("unknown tool `{name}`{hint}; tools/list shows the tools offered")]
+    #[error("unknown tool `{}`{hint}; tools/list shows the tools offered", echo(.name))]
     Unknown { name: String, hint: String },
     /// The tool exists but this server does not offer it.
-    #[error("tool `{name}` is not offered: {why}")]
+    #[error("tool `{}` is not offered: {why}", echo(.name))]
     Refused { name: String, why: String },
     /// The call failed: bad arguments or an upstream failure.
     #[error(transparent)]
@@ -141,6 +141,7 @@ impl Service {
         config: &Config,
     ) -> Result<Service, StartError> {
         let withheld = filter_tools(&mut catalog, config)?;
+        catalog.withhold_endpoints(|tool| withheld.get(tool).cloned());
         catalog.set_max_answer_bytes(config.max_answer_bytes);
         catalog.set_instance(config.url.host_str().unwrap_or_default());
         let offered = |meta: Meta| !withheld.contains_key(meta.name());
@@ -235,42 +236,32 @@ impl Service {
     }
 
     /// Reads one resource: from the cache when an answer there is still fresh, else from the
-    /// forge (keeping the answer when it may be reused).
+    /// forge (keeping the answer when it may be reused). The policy runs between projecting
+    /// and bounding, lockdown included.
     pub async fn read(
         &self,
         uri: &str,
         token: Option<&Token>,
     ) -> Result<ReadOutput, engine::Error> {
-        let (uri, reveal) = match &self.lockdown {
+        let (bare, reveal) = match &self.lockdown {
             Some(_) => lockdown::strip_reveal(uri),
             None => (uri.to_owned(), false),
         };
-        let read = self.catalog.route(&uri)?;
-        let mut output = self.read_whole(&read, &uri, token).await?;
-        if let (Some(lockdown), false) = (&self.lockdown, reveal) {
-            let scope = (text_arg(&read.args, "owner"), text_arg(&read.args, "repo"));
-            if let (Some(owner), Some(repo)) = scope {
-                lockdown
-                    .filter_read(&self.forge, token, (&owner, &repo), &mut output, &uri)
-                    .await;
-            }
-        }
-        Ok(output)
-    }
-
-    /// Reads one resource, routed, as the forge has it: before lockdown.
-    async fn read_whole(
-        &self,
-        read: &engine::resource::Read<'_>,
-        uri: &str,
-        token: Option<&Token>,
-    ) -> Result<ReadOutput, engine::Error> {
+        let read = self.catalog.route(&bare)?;
+        // Kept as shown: a read revealing withheld text is kept apart from one that does not.
         if let Some(kept) = self.cache.get(token, uri, Instant::now()) {
             return Ok(kept);
         }
         let mut answers = Vec::new();
+        let mut primary_path = String::new();
         let mut batch = read.plan()?;
         while !batch.is_empty() {
+            if let Some(primary) = batch
+                .iter()
+                .rfind(|p| matches!(p.slot, engine::Slot::Primary(_)))
+            {
+                primary_path = primary.request.path.clone();
+            }
             let results =
                 futures::future::join_all(batch.iter().map(|p| self.forge.send(&p.request, token)))
                     .await;
@@ -285,7 +276,29 @@ impl Service {
             );
             batch = read.follow_up(&answers)?;
         }
-        let output = read.assemble(answers)?;
+        let mut projected = read.project_answers(answers)?;
+        if let (Some(lockdown), false) = (&self.lockdown, reveal) {
+            let marks = read.marks();
+            let shown_uri = lockdown::reveal_uri(&bare);
+            let outcome = lockdown
+                .hold(
+                    &self.forge,
+                    token,
+                    &primary_path,
+                    Held::Marked(&marks),
+                    read.text_mark(),
+                    &read.args,
+                    &mut projected.value,
+                    Reveal::Uri(&shown_uri),
+                )
+                .await;
+            let repo = scope_of(&primary_path);
+            projected.withheld_markdown = outcome.top_notice(|who| {
+                lockdown::notice(who, repo_pair(&repo), &Reveal::Uri(&shown_uri))
+            });
+            projected.withheld_text = outcome.text;
+        }
+        let output = read.finish(projected)?;
         self.cache.put(token, uri, &output, Instant::now());
         Ok(output)
     }
@@ -325,7 +338,12 @@ impl Service {
                             .ok()
                     })
                     .collect();
-                let candidates = completion.candidates(&answers, &args);
+                // Names from the forge, shown like any of its text: hidden characters visible.
+                let candidates = completion
+                    .candidates(&answers, &args)
+                    .into_iter()
+                    .map(|c| neutralize(&c, Rendering::Plain, self.catalog.instance()).into_owned())
+                    .collect();
                 self.within_allow_list(var, candidates, context)
             }
         }
@@ -367,7 +385,8 @@ impl Service {
         }
     }
 
-    /// Calls one tool of the catalog.
+    /// Calls one tool of the catalog: check, send, project, the policy (lockdown included),
+    /// then the bound.
     async fn call_tool(
         &self,
         name: &str,
@@ -380,73 +399,62 @@ impl Service {
             Some(_) => arguments.remove(lockdown::REVEAL) == Some(Value::Bool(true)),
             None => false,
         };
-        let scope = (
-            arguments
-                .get("owner")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            arguments
-                .get("repo")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        );
         let call = tool.prepare(arguments)?;
         let request = call.request()?;
-        if let Some(why) = self.allow.as_ref().and_then(|a| call.refusal(&request, a)) {
-            return Err(engine::Error::from(ForgeError::NotAllowed {
-                request: request.describe(),
-                why,
-            })
-            .into());
-        }
         let response = self
             .forge
             .send(&request, token)
             .await
             .map_err(engine::Error::from)?;
-        let value = call.finish(
-            response,
-            &Serving {
-                budget: self.catalog.max_answer_bytes(),
-                allow: self.allow.as_ref(),
-                instance: self.catalog.instance(),
-            },
-        )?;
-        let meta = tool.untrusted_meta();
-        let mut value = value;
-        if let (Some(lockdown), false, Some(meta)) = (&self.lockdown, reveal, &meta) {
-            let reveal = lockdown::Reveal::Tool(&tool.name);
-            match scope {
-                (Some(owner), Some(repo)) => {
-                    lockdown
-                        .filter(
-                            &self.forge,
-                            token,
-                            (&owner, &repo),
-                            &mut value,
-                            meta,
-                            reveal,
-                        )
-                        .await;
-                }
-                // Text from many repositories, or from none: whose write access would count is
-                // not known, so what an author wrote is withheld.
-                _ => lockdown::withhold_all(&mut value, meta, &reveal),
-            }
+        let serving = Serving {
+            budget: self.catalog.max_answer_bytes(),
+            allow: self.allow.as_ref(),
+            instance: self.catalog.instance(),
+        };
+        let mut projected = call.project(response, &serving)?;
+        if let (Some(lockdown), false) = (&self.lockdown, reveal) {
+            let marks = tool.marks();
+            let held = match tool.unshaped() {
+                true => Held::Unshaped,
+                false => Held::Marked(&marks),
+            };
+            let text = tool.text_mark().filter(|_| projected.is_text());
+            let outcome = lockdown
+                .hold(
+                    &self.forge,
+                    token,
+                    &request.path,
+                    held,
+                    text,
+                    call.args(),
+                    &mut projected.value,
+                    Reveal::Tool(&tool.name),
+                )
+                .await;
+            projected.withheld_text = outcome.text;
         }
-        // The text a client shows the model: a text tool's user-written text in an envelope.
-        let shown = match (
-            tool.untrusted_text(),
-            value.get("text").and_then(Value::as_str),
-        ) {
-            (true, Some(text)) => {
-                let envelope = Envelope::fresh(std::iter::once(text));
-                let mut shown = value.clone();
-                shown["text"] =
-                    Value::String(envelope.wrap(text, &tool.name, None, &request.describe()));
-                Some(serde_json::to_string(&shown).expect("a JSON value always serializes"))
+        let value = call.bound(projected, serving.budget)?;
+        let meta = tool.untrusted_meta();
+        // The text a client shows the model: what forge users wrote, in an envelope. A text
+        // tool's text is enveloped inside its JSON; an unshaped answer is enveloped whole.
+        let shown = if tool.unshaped() {
+            let json = serde_json::to_string(&value).expect("a JSON value always serializes");
+            let envelope = Envelope::fresh(std::iter::once(json.as_str()));
+            Some(envelope.wrap(&json, &tool.name, None, &request.describe()))
+        } else {
+            match (
+                tool.untrusted_text(),
+                value.get("text").and_then(Value::as_str),
+            ) {
+                (true, Some(text)) => {
+                    let envelope = Envelope::fresh(std::iter::once(text));
+                    let mut shown = value.clone();
+                    shown["text"] =
+                        Value::String(envelope.wrap(text, &tool.name, None, &request.describe()));
+                    Some(serde_json::to_string(&shown).expect("a JSON value always serializes"))
+                }
+                _ => None,
             }
-            _ => None,
         };
         Ok(Called::Value(ToolAnswer { value, meta, shown }))
     }
@@ -650,6 +658,18 @@ impl Service {
         }
         Ok(out)
     }
+}
+
+/// The repository a request path is about, when it names one.
+fn scope_of(path: &str) -> Option<(String, String)> {
+    match allow_list::target(path) {
+        Target::Repo(owner, repo) => Some((owner, repo)),
+        _ => None,
+    }
+}
+
+fn repo_pair(repo: &Option<(String, String)>) -> Option<(&str, &str)> {
+    repo.as_ref().map(|(o, r)| (o.as_str(), r.as_str()))
 }
 
 /// Annotations as MCP names them.

@@ -338,8 +338,12 @@ async fn a_body_over_the_cap_is_refused_without_reading_it_all() {
     }
 }
 
+/// A redirect is followed only within the forge's API: there the token goes along, since it
+/// is the same API; to another host, or to a page of the forge outside its API, it is not
+/// followed at all, so neither the token nor a request of this server reaches it. A write never
+/// follows one.
 #[tokio::test]
-async fn redirects_keep_credentials_home_and_writes_in_place() {
+async fn redirects_stay_inside_the_forges_api_and_writes_in_place() {
     let forge = FakeForge::standard().await;
     let elsewhere = FakeForge::start().await;
     elsewhere.route(
@@ -350,12 +354,19 @@ async fn redirects_keep_credentials_home_and_writes_in_place() {
             link: false,
         },
     );
+    forge.route(
+        "GET",
+        "/moved/labels",
+        Reply::List {
+            items: vec![label()],
+            link: false,
+        },
+    );
     let server = Launch::new(&forge).token(GOOD_TOKEN).start().await;
-    let target = format!("{}/api/v1/moved/label", elsewhere.url());
     forge.route(
         "GET",
         "/repos/acme/widgets/labels",
-        Reply::Redirect(target.clone()),
+        Reply::Redirect(format!("{}/api/v1/moved/labels", forge.url())),
     );
     let result = server
         .call(
@@ -365,14 +376,39 @@ async fn redirects_keep_credentials_home_and_writes_in_place() {
         .await
         .unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");
-    let followed = &elsewhere.requests()[0];
-    assert_eq!(
-        followed.header("authorization"),
-        None,
-        "no token to another host"
+    let followed = forge
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/moved/labels")
+        .expect("the redirect inside the API was followed");
+    assert!(followed.header("authorization").is_some());
+    assert_eq!(followed.header("sudo"), Some("bob"));
+
+    let target = format!("{}/api/v1/moved/label", elsewhere.url());
+    for location in [
+        target.clone(),
+        format!("{}/acme/widgets/labels", forge.url()),
+    ] {
+        forge.route(
+            "GET",
+            "/repos/acme/widgets/labels",
+            Reply::Redirect(location.clone()),
+        );
+        let text = tool_error(
+            &server,
+            "list_repo_labels",
+            json!({"owner": "acme", "repo": "widgets"}),
+        )
+        .await;
+        assert!(
+            text.contains("followed only within the forge's API"),
+            "{location}: {text}"
+        );
+    }
+    assert!(
+        elsewhere.requests().is_empty(),
+        "nothing reached another host"
     );
-    assert_eq!(followed.header("sudo"), None, "no Sudo to another host");
-    assert_eq!(forge.requests()[0].header("sudo"), Some("bob"));
 
     forge.route(
         "POST",
@@ -389,10 +425,7 @@ async fn redirects_keep_credentials_home_and_writes_in_place() {
         text.contains("only GET requests follow redirects"),
         "{text}"
     );
-    assert!(
-        elsewhere.requests().iter().all(|r| r.method == "GET"),
-        "the write was not sent on"
-    );
+    assert!(elsewhere.requests().is_empty(), "the write was not sent on");
     still_answers(&server).await;
     server.stop().await;
 }

@@ -1,19 +1,29 @@
-//! The injection corpus (`tests/fixtures/injection/corpus.json`, 83 payloads written for it)
-//! planted by the fake forge in every kind of text forgelens serves, and read back through the
-//! binary as resources and as tools. Each delivered payload must be:
+//! The injection corpora, planted by the fake forge in every kind of text forgelens serves and
+//! read back through the binary on every path that serves it: resources, curated tools,
+//! generated tools and the escape hatch (`forgejo_api_request`).
 //!
-//! - in a text block (markdown, plain text): inside one envelope whose boundary it does not hold;
-//! - in JSON: in a field the answer's `_meta` names as user-written;
-//! - without a hidden character (invisible, format, bidirectional, tag or control) left as it is;
-//! - without an image a client would fetch from another host.
+//! - `tests/fixtures/injection/corpus.json`: 83 payloads (instructions, fake envelope closings,
+//!   hidden characters, comments, collapsed markup, outside images) in bodies, comments,
+//!   titles, files, profiles, release notes, wiki pages, branches and labels;
+//! - `tests/fixtures/injection/corpus_variants.json`: 80 more, written blind from a list of
+//!   variants a review found (names and refs, markup variants, hidden characters, redirects);
+//!   the redirects are the allow-list's and the scrubbing's to hold (`tests/policy.rs`).
+//!
+//! Each delivered payload must be: in a text block, inside one envelope whose boundary it does
+//! not hold; in JSON, in a field the answer's `_meta` names as user-written (an unshaped
+//! answer's `*` names them all, and its content is enveloped whole); without a hidden character
+//! left as it is; and, rendered by real markdown renderers (`support::render`), without an
+//! image from another host or markup that hides what it holds.
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use crate::support::delivered::{self, Delivered, hidden_in, named_untrusted, strings};
 use crate::support::fake_forge::{FakeForge, Reply};
 use crate::support::fixtures::load;
+use crate::support::render::{self, Kind};
 use crate::support::tool_world::{self, tool_fixture};
-use crate::support::{Launch, Server, enveloped};
+use crate::support::{Launch, Server, enveloped, generic};
 
 const W: &str = "/repos/acme/widgets";
 
@@ -23,9 +33,9 @@ struct Payload {
     text: String,
 }
 
-fn corpus() -> Vec<Payload> {
+fn corpus(file: &str) -> Vec<Payload> {
     let all: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string("tests/fixtures/injection/corpus.json").unwrap(),
+        &std::fs::read_to_string(format!("tests/fixtures/injection/{file}")).unwrap(),
     )
     .unwrap();
     all.into_iter()
@@ -41,259 +51,247 @@ fn marker(id: &str) -> String {
     id.replace("inj-", "INJ-")
 }
 
-/// Whether `c`, at `i` in `chars`, is text a reader of the forge would not see (the test's
-/// own list, written apart from the server's).
-fn hidden_at(chars: &[char], i: usize) -> bool {
-    let c = chars[i];
-    let beyond_ascii = |j: Option<usize>| {
-        j.and_then(|j| chars.get(j)).is_some_and(|x| {
-            !x.is_ascii() && !x.is_control() && !('\u{FE00}'..='\u{FE0F}').contains(x)
-        })
-    };
-    match c {
-        '\n' | '\t' => false,
-        '\r' => chars.get(i + 1) != Some(&'\n'),
-        '\u{200C}' | '\u{200D}' => !(beyond_ascii(i.checked_sub(1)) && beyond_ascii(Some(i + 1))),
-        '\u{FE00}'..='\u{FE0F}' => !beyond_ascii(i.checked_sub(1)),
-        '\u{00AD}'
-        | '\u{061C}'
-        | '\u{115F}'
-        | '\u{1160}'
-        | '\u{180E}'
-        | '\u{200B}'
-        | '\u{200E}'
-        | '\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2069}'
-        | '\u{3164}'
-        | '\u{FEFF}'
-        | '\u{FFA0}'
-        | '\u{E0000}'..='\u{E0FFF}' => true,
-        c => c.is_control(),
-    }
+/// The GET paths the plantings answer, as the generated tools' spec has them.
+const GENERATED: &[&str] = &[
+    "/repos/{owner}/{repo}/issues/{index}",
+    "/repos/{owner}/{repo}/issues/{index}/comments",
+    "/repos/{owner}/{repo}/issues/{index}/timeline",
+    "/repos/{owner}/{repo}/pulls/{index}",
+    "/repos/{owner}/{repo}/pulls/{index}/files",
+    "/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments",
+    "/repos/{owner}/{repo}/branches",
+    "/repos/{owner}/{repo}/tags",
+    "/repos/{owner}/{repo}/forks",
+    "/repos/{owner}/{repo}/labels",
+    "/repos/{owner}/{repo}/git/commits/{sha}",
+    "/repos/{owner}/{repo}/git/trees/{sha}",
+    "/repos/{owner}/{repo}/commits",
+    "/repos/{owner}/{repo}/commits/{ref}/status",
+    "/repos/{owner}/{repo}/contents/{filepath}",
+    "/repos/{owner}/{repo}/releases/tags/{tag}",
+    "/repos/{owner}/{repo}/wiki/page/{pageName}",
+    "/repos/{owner}/{repo}/wiki/pages",
+    "/repos/{owner}/{repo}/actions/tasks",
+    "/users/{username}",
+    "/notifications",
+    "/user/stopwatches",
+];
+
+/// One planted answer, for the unshaped paths: its path as the forge serves it, and the
+/// generated tool's template with the arguments that fill it.
+struct Unshaped {
+    path: String,
+    template: &'static str,
+    args: Value,
 }
 
-/// Every string in `value`, with its path (array indices written `[]`).
-fn strings<'a>(value: &'a Value, at: &str, out: &mut Vec<(String, &'a str)>) {
-    match value {
-        Value::String(s) => out.push((at.to_owned(), s)),
-        Value::Array(items) => items
-            .iter()
-            .for_each(|v| strings(v, &format!("{at}[]"), out)),
-        Value::Object(map) => {
-            for (k, v) in map {
-                let path = if at.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{at}.{k}")
-                };
-                strings(v, &path, out);
-            }
-        }
-        _ => {}
-    }
+/// What one payload was planted as, and what curated paths read it.
+struct Planted {
+    reads: Vec<Delivered>,
+    unshaped: Vec<Unshaped>,
+    /// How the forge shows the text: what its renders are held to.
+    kind: Kind,
 }
 
-/// What one read delivered: text blocks, JSON and the JSON's `_meta`.
-struct Delivered {
-    what: String,
-    blocks: Vec<String>,
-    json: Vec<(Value, Option<Value>)>,
+fn ow(extra: Value) -> Value {
+    let mut a = json!({"owner": "acme", "repo": "widgets"});
+    for (key, v) in extra.as_object().unwrap() {
+        a[key] = v.clone();
+    }
+    a
 }
 
-async fn read(server: &Server, uri: &str) -> Delivered {
-    let result = server
-        .read(uri)
-        .await
-        .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
-    let mut d = Delivered {
-        what: uri.to_owned(),
-        blocks: Vec::new(),
-        json: Vec::new(),
-    };
-    for content in result.contents {
-        if let rmcp::model::ResourceContents::TextResourceContents {
-            text,
-            mime_type,
-            meta,
-            ..
-        } = content
-        {
-            match mime_type.as_deref() {
-                Some("application/json") => d.json.push((
-                    serde_json::from_str(&text).unwrap(),
-                    meta.map(|m| Value::Object(m.0)),
-                )),
-                _ => d.blocks.push(text),
-            }
-        }
-    }
-    d
-}
-
-async fn call(server: &Server, tool: &str, args: Value) -> Delivered {
-    let result = server
-        .call(tool, args.clone())
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e:?}"));
-    assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-    let meta = result.meta.map(|m| Value::Object(m.0));
-    // A text tool's text, as the result's content shows it to the model: held to what a
-    // text block is held to.
-    let names_text = meta
-        .as_ref()
-        .is_some_and(|m| m.to_string().contains("\"text\""));
-    let mut blocks = Vec::new();
-    if names_text {
-        let shown: Value = serde_json::from_str(
-            result.content[0]
-                .as_text()
-                .map(|t| t.text.as_str())
-                .unwrap_or_default(),
-        )
-        .expect("the content is the result's JSON");
-        blocks.push(shown["text"].as_str().unwrap_or_default().to_owned());
-    }
-    Delivered {
-        what: format!("{tool} {args}"),
-        blocks,
-        json: vec![(
-            result.structured_content.expect("a structured result"),
-            meta,
-        )],
+fn at(template: &'static str, path: String, args: Value) -> Unshaped {
+    Unshaped {
+        path,
+        template,
+        args: ow(args),
     }
 }
 
 /// Plants `p` as the `k`-th payload of its place; returns what reads it.
-async fn plant_and_read(
-    forge: &FakeForge,
-    server: &Server,
-    k: usize,
-    p: &Payload,
-) -> Vec<Delivered> {
+async fn plant_and_read(forge: &FakeForge, server: &Server, k: usize, p: &Payload) -> Planted {
     let r = |path: &str, reply: Reply| {
         forge.route("GET", path, reply);
     };
     let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
-    let ow = |extra: Value| {
-        let mut a = json!({"owner": "acme", "repo": "widgets"});
-        for (key, v) in extra.as_object().unwrap() {
-            a[key] = v.clone();
-        }
-        a
-    };
+    let list = |items: Vec<Value>| Reply::List { items, link: true };
     let n = 500 + k;
-    match p.place.as_str() {
+    let text = p.text.as_str();
+    let mut kind = Kind::Plain;
+    let (reads, unshaped) = match p.place.as_str() {
         "issue_title" | "issue_body" | "comment" => {
             let mut issue = tool_fixture("issue.json");
             issue["number"] = json!(n);
             let mut comments = Vec::new();
             match p.place.as_str() {
-                "issue_title" => issue["title"] = json!(p.text),
-                "issue_body" => issue["body"] = json!(p.text),
+                "issue_title" => issue["title"] = json!(text),
+                "issue_body" => {
+                    issue["body"] = json!(text);
+                    kind = Kind::Markdown;
+                }
                 _ => {
                     let mut c = tool_fixture("comment.json");
-                    c["body"] = json!(p.text);
+                    c["body"] = json!(text);
                     comments.push(c);
+                    kind = Kind::Markdown;
                 }
             }
             issue["comments"] = json!(comments.len());
             r(&format!("{W}/issues/{n}"), Reply::Json(issue));
             r(&format!("{W}/issues/{n}/comments"), Reply::Whole(comments));
-            vec![
-                read(server, &format!("forgejo://repo/acme/widgets/issue/{n}")).await,
-                call(server, "get_issue", ow(json!({"index": n}))).await,
-                call(server, "list_issue_comments", ow(json!({"index": n}))).await,
-            ]
+            (
+                vec![
+                    delivered::read(server, &format!("forgejo://repo/acme/widgets/issue/{n}"))
+                        .await,
+                    delivered::call(server, "get_issue", ow(json!({"index": n}))).await,
+                    delivered::call(server, "list_issue_comments", ow(json!({"index": n}))).await,
+                ],
+                vec![
+                    at(
+                        GENERATED[0],
+                        format!("{W}/issues/{n}"),
+                        json!({"index": n.to_string()}),
+                    ),
+                    at(
+                        GENERATED[1],
+                        format!("{W}/issues/{n}/comments"),
+                        json!({"index": n.to_string()}),
+                    ),
+                ],
+            )
         }
         "pr_body" | "branch_name" => {
             let mut pull = tool_fixture("pull.json");
             pull["number"] = json!(n);
             if p.place == "pr_body" {
-                pull["body"] = json!(p.text);
+                pull["body"] = json!(text);
+                kind = Kind::Markdown;
             } else {
-                pull["head"]["ref"] = json!(p.text);
-                pull["head"]["label"] = json!(format!("bob:{}", p.text));
+                pull["head"]["ref"] = json!(text);
+                pull["head"]["label"] = json!(format!("bob:{text}"));
                 let mut branch = tool_fixture("branch.json");
-                branch["name"] = json!(p.text);
-                r(
-                    &format!("{W}/branches"),
-                    Reply::List {
-                        items: vec![branch],
-                        link: true,
-                    },
-                );
+                branch["name"] = json!(text);
+                r(&format!("{W}/branches"), list(vec![branch]));
             }
             r(&format!("{W}/pulls/{n}"), Reply::Json(pull));
             r(&format!("{W}/issues/{n}/comments"), Reply::Whole(vec![]));
             r(&format!("{W}/pulls/{n}/reviews"), Reply::Whole(vec![]));
-            let mut out = vec![
-                read(server, &format!("forgejo://repo/acme/widgets/pr/{n}")).await,
-                call(server, "get_pull_request", ow(json!({"index": n}))).await,
+            let mut reads = vec![
+                delivered::read(server, &format!("forgejo://repo/acme/widgets/pr/{n}")).await,
+                delivered::call(server, "get_pull_request", ow(json!({"index": n}))).await,
             ];
+            let mut unshaped = vec![at(
+                GENERATED[3],
+                format!("{W}/pulls/{n}"),
+                json!({"index": n.to_string()}),
+            )];
             if p.place == "branch_name" {
-                out.push(call(server, "list_branches", ow(json!({}))).await);
+                reads.push(delivered::call(server, "list_branches", ow(json!({}))).await);
+                unshaped.push(at(GENERATED[6], format!("{W}/branches"), json!({})));
             }
-            out
+            (reads, unshaped)
         }
-        "review_comment" => {
+        "review_comment" | "review_comment_path" => {
             let mut c = tool_fixture("review_comment.json");
-            c["body"] = json!(p.text);
+            match p.place.as_str() {
+                "review_comment" => {
+                    c["body"] = json!(text);
+                    kind = Kind::Markdown;
+                }
+                _ => c["path"] = json!(text),
+            }
             r(
                 &format!("{W}/pulls/12/reviews/{n}/comments"),
                 Reply::Whole(vec![c]),
             );
-            vec![
-                call(
-                    server,
-                    "list_pull_review_comments",
-                    ow(json!({"index": 12, "id": n})),
-                )
-                .await,
-            ]
+            (
+                vec![
+                    delivered::call(
+                        server,
+                        "list_pull_review_comments",
+                        ow(json!({"index": 12, "id": n})),
+                    )
+                    .await,
+                ],
+                vec![at(
+                    GENERATED[5],
+                    format!("{W}/pulls/12/reviews/{n}/comments"),
+                    json!({"index": "12", "id": n.to_string()}),
+                )],
+            )
         }
         "commit_message" => {
-            let sha = format!("{:040x}", n);
+            let sha = format!("{n:040x}");
             let mut commit = load("commit.json");
             commit["sha"] = json!(sha);
-            commit["commit"]["message"] = json!(p.text);
+            commit["commit"]["message"] = json!(text);
             r(
                 &format!("{W}/git/commits/{sha}"),
                 Reply::Json(commit.clone()),
             );
-            r(
-                &format!("{W}/commits"),
-                Reply::List {
-                    items: vec![commit],
-                    link: true,
-                },
-            );
-            vec![
-                read(server, &format!("forgejo://repo/acme/widgets/commit/{sha}")).await,
-                call(server, "get_commit", ow(json!({"sha": sha}))).await,
-                call(server, "list_commits", ow(json!({}))).await,
-            ]
+            r(&format!("{W}/commits"), list(vec![commit]));
+            (
+                vec![
+                    delivered::read(server, &format!("forgejo://repo/acme/widgets/commit/{sha}"))
+                        .await,
+                    delivered::call(server, "get_commit", ow(json!({"sha": sha}))).await,
+                    delivered::call(server, "list_commits", ow(json!({}))).await,
+                ],
+                vec![
+                    at(
+                        GENERATED[10],
+                        format!("{W}/git/commits/{sha}"),
+                        json!({"sha": sha}),
+                    ),
+                    at(GENERATED[12], format!("{W}/commits"), json!({})),
+                ],
+            )
         }
-        "file_content" => {
-            let path = format!("inj/{k}.md");
+        "file_content" | "file_markdown" => {
+            // A `.md` file is markdown to the forge: so it is to forgelens.
+            let extension = match p.place.as_str() {
+                "file_markdown" => {
+                    kind = Kind::Markdown;
+                    "md"
+                }
+                _ => "txt",
+            };
+            let path = format!("inj-{k}.{extension}");
             let mut file = tool_fixture("content_file.json");
+            file["name"] = json!(path);
             file["path"] = json!(path);
-            file["content"] = json!(b64(&p.text));
-            file["size"] = json!(p.text.len());
+            file["content"] = json!(b64(text));
+            file["size"] = json!(text.len());
             r(&format!("{W}/contents/{path}"), Reply::Json(file));
-            r(&format!("{W}/raw/{path}"), Reply::Text(p.text.clone()));
-            vec![
-                read(
-                    server,
-                    &format!("forgejo://repo/acme/widgets/contents/{path}"),
-                )
-                .await,
-                call(server, "get_file_contents", ow(json!({"filepath": path}))).await,
-            ]
+            r(&format!("{W}/raw/{path}"), Reply::Text(text.to_owned()));
+            (
+                vec![
+                    delivered::read(
+                        server,
+                        &format!("forgejo://repo/acme/widgets/contents/{path}"),
+                    )
+                    .await,
+                    delivered::call(server, "get_file_contents", ow(json!({"filepath": path})))
+                        .await,
+                ],
+                vec![
+                    at(
+                        GENERATED[14],
+                        format!("{W}/contents/{path}"),
+                        json!({"filepath": path}),
+                    ),
+                    at(
+                        GENERATED[14],
+                        format!("{W}/raw/{path}"),
+                        json!({"filepath": path}),
+                    ),
+                ],
+            )
         }
         "label_name" => {
             let mut label = load("label.json");
-            label["name"] = json!(p.text);
+            label["name"] = json!(text);
             r(
                 &format!("{W}/labels"),
                 Reply::List {
@@ -301,65 +299,269 @@ async fn plant_and_read(
                     link: false,
                 },
             );
-            vec![
-                read(server, "forgejo://repo/acme/widgets/labels").await,
-                call(server, "list_repo_labels", ow(json!({}))).await,
-            ]
+            (
+                vec![
+                    delivered::read(server, "forgejo://repo/acme/widgets/labels").await,
+                    delivered::call(server, "list_repo_labels", ow(json!({}))).await,
+                ],
+                vec![at(GENERATED[9], format!("{W}/labels"), json!({}))],
+            )
         }
         "user_profile" => {
             let login = format!("inj{k}");
             let mut user = load("user.json");
             user["login"] = json!(login);
             user["username"] = json!(login);
-            user["full_name"] = json!(p.text);
-            user["description"] = json!(p.text);
+            user["full_name"] = json!(text);
+            user["description"] = json!(text);
             r(&format!("/users/{login}"), Reply::Json(user));
-            vec![
-                read(server, &format!("forgejo://owner/{login}")).await,
-                call(server, "get_user", json!({"username": login})).await,
-            ]
+            (
+                vec![
+                    delivered::read(server, &format!("forgejo://owner/{login}")).await,
+                    delivered::call(server, "get_user", json!({"username": login})).await,
+                ],
+                vec![Unshaped {
+                    path: format!("/users/{login}"),
+                    template: GENERATED[19],
+                    args: json!({"username": login}),
+                }],
+            )
         }
         "release_notes" => {
             let tag = format!("vinj{k}");
             let mut release = tool_fixture("release.json");
             release["tag_name"] = json!(tag);
-            release["body"] = json!(p.text);
+            release["body"] = json!(text);
+            kind = Kind::Markdown;
             r(&format!("{W}/releases/tags/{tag}"), Reply::Json(release));
-            vec![
-                read(
-                    server,
-                    &format!("forgejo://repo/acme/widgets/release/{tag}"),
-                )
-                .await,
-                call(server, "get_release_by_tag", ow(json!({"tag": tag}))).await,
-            ]
+            (
+                vec![
+                    delivered::read(
+                        server,
+                        &format!("forgejo://repo/acme/widgets/release/{tag}"),
+                    )
+                    .await,
+                    delivered::call(server, "get_release_by_tag", ow(json!({"tag": tag}))).await,
+                ],
+                vec![at(
+                    GENERATED[15],
+                    format!("{W}/releases/tags/{tag}"),
+                    json!({"tag": tag}),
+                )],
+            )
         }
         "wiki_page" => {
             let name = format!("Inj{k}");
             let mut page = tool_fixture("wiki_page.json");
             page["title"] = json!(name);
-            page["content_base64"] = json!(b64(&p.text));
+            page["content_base64"] = json!(b64(text));
+            kind = Kind::Markdown;
             r(&format!("{W}/wiki/page/{name}"), Reply::Json(page));
             r(
                 &format!("{W}/wiki/revisions/{name}"),
                 Reply::Json(json!({"commits": [tool_fixture("wiki_commit.json")], "count": 1})),
             );
-            vec![
-                read(server, &format!("forgejo://repo/acme/widgets/wiki/{name}")).await,
-                call(server, "get_wiki_page", ow(json!({"pageName": name}))).await,
-                call(
-                    server,
-                    "get_wiki_page_content",
-                    ow(json!({"page_name": name})),
-                )
-                .await,
-            ]
+            (
+                vec![
+                    delivered::read(server, &format!("forgejo://repo/acme/widgets/wiki/{name}"))
+                        .await,
+                    delivered::call(server, "get_wiki_page", ow(json!({"pageName": name}))).await,
+                    delivered::call(
+                        server,
+                        "get_wiki_page_content",
+                        ow(json!({"page_name": name})),
+                    )
+                    .await,
+                ],
+                vec![at(
+                    GENERATED[16],
+                    format!("{W}/wiki/page/{name}"),
+                    json!({"pageName": name}),
+                )],
+            )
+        }
+        "wiki_page_name" => {
+            let mut page = tool_fixture("wiki_page.json");
+            page["title"] = json!(text);
+            page["sub_url"] = json!(text);
+            r(&format!("{W}/wiki/pages"), list(vec![page]));
+            (
+                vec![delivered::call(server, "list_wiki_pages", ow(json!({}))).await],
+                vec![at(GENERATED[17], format!("{W}/wiki/pages"), json!({}))],
+            )
+        }
+        "pr_file_name" => {
+            let mut file = tool_fixture("changed_file.json");
+            file["filename"] = json!(text);
+            r(&format!("{W}/pulls/{n}/files"), list(vec![file]));
+            (
+                vec![
+                    delivered::call(server, "list_pull_request_files", ow(json!({"index": n})))
+                        .await,
+                ],
+                vec![at(
+                    GENERATED[4],
+                    format!("{W}/pulls/{n}/files"),
+                    json!({"index": n.to_string()}),
+                )],
+            )
+        }
+        "tree_path" => {
+            let mut tree = tool_fixture("tree.json");
+            tree["tree"][0]["path"] = json!(text);
+            let sha = format!("inj{k}");
+            r(&format!("{W}/git/trees/{sha}"), Reply::Json(tree));
+            (
+                vec![delivered::call(server, "get_repo_tree", ow(json!({"sha": sha}))).await],
+                vec![at(
+                    GENERATED[11],
+                    format!("{W}/git/trees/{sha}"),
+                    json!({"sha": sha}),
+                )],
+            )
+        }
+        "tag_name" => {
+            let mut tag = tool_fixture("tag.json");
+            tag["name"] = json!(text);
+            r(&format!("{W}/tags"), list(vec![tag]));
+            (
+                vec![delivered::call(server, "list_tags", ow(json!({}))).await],
+                vec![at(GENERATED[7], format!("{W}/tags"), json!({}))],
+            )
+        }
+        "symlink_target" => {
+            let path = format!("link-{k}");
+            let mut link = tool_fixture("content_file.json");
+            link["name"] = json!(path);
+            link["path"] = json!(path);
+            link["type"] = json!("symlink");
+            link["target"] = json!(text);
+            link["content"] = Value::Null;
+            r(&format!("{W}/contents/{path}"), Reply::Json(link));
+            (
+                vec![
+                    delivered::call(server, "get_file_metadata", ow(json!({"filepath": path})))
+                        .await,
+                ],
+                vec![at(
+                    GENERATED[14],
+                    format!("{W}/contents/{path}"),
+                    json!({"filepath": path}),
+                )],
+            )
+        }
+        "status_context" => {
+            let reference = format!("inj{k}");
+            let mut combined = load("combined_status.json");
+            let mut status = load("status.json");
+            status["context"] = json!(text);
+            combined["statuses"] = json!([status]);
+            r(
+                &format!("{W}/commits/{reference}/status"),
+                Reply::PagedObject {
+                    body: combined,
+                    inner: "statuses".into(),
+                },
+            );
+            (
+                vec![
+                    delivered::call(server, "get_combined_status", ow(json!({"ref": reference})))
+                        .await,
+                ],
+                vec![at(
+                    GENERATED[13],
+                    format!("{W}/commits/{reference}/status"),
+                    json!({"ref": reference}),
+                )],
+            )
+        }
+        "fork_name" | "fork_description" => {
+            let mut fork = tool_fixture("repo.json");
+            fork["owner"]["login"] = json!("bob");
+            match p.place.as_str() {
+                "fork_name" => {
+                    fork["name"] = json!(text);
+                    fork["full_name"] = json!(format!("bob/{text}"));
+                }
+                _ => {
+                    fork["full_name"] = json!("bob/widgets");
+                    fork["description"] = json!(text);
+                }
+            }
+            r(&format!("{W}/forks"), list(vec![fork]));
+            (
+                vec![delivered::call(server, "list_forks", ow(json!({}))).await],
+                vec![at(GENERATED[8], format!("{W}/forks"), json!({}))],
+            )
+        }
+        "notification_subject" => {
+            let mut thread = tool_fixture("notification.json");
+            thread["subject"]["title"] = json!(text);
+            r("/notifications", list(vec![thread]));
+            (
+                vec![delivered::call(server, "list_notifications", json!({})).await],
+                vec![Unshaped {
+                    path: "/notifications".into(),
+                    template: GENERATED[20],
+                    args: json!({}),
+                }],
+            )
+        }
+        "stopwatch_title" => {
+            let mut watch = tool_fixture("stopwatch.json");
+            watch["issue_title"] = json!(text);
+            r("/user/stopwatches", list(vec![watch]));
+            (
+                vec![delivered::call(server, "list_my_stopwatches", json!({})).await],
+                vec![Unshaped {
+                    path: "/user/stopwatches".into(),
+                    template: GENERATED[21],
+                    args: json!({}),
+                }],
+            )
+        }
+        "action_task_title" => {
+            let mut task = tool_fixture("action_task.json");
+            task["display_title"] = json!(text);
+            r(
+                &format!("{W}/actions/tasks"),
+                Reply::PagedObject {
+                    body: json!({"workflow_runs": [task], "total_count": 1}),
+                    inner: "workflow_runs".into(),
+                },
+            );
+            (
+                vec![delivered::call(server, "list_action_tasks", ow(json!({}))).await],
+                vec![at(GENERATED[18], format!("{W}/actions/tasks"), json!({}))],
+            )
+        }
+        "old_title" => {
+            let mut event = tool_fixture("timeline_event.json");
+            event["type"] = json!("change_title");
+            event["old_title"] = json!(text);
+            event["new_title"] = json!("A calmer title");
+            event["label"] = Value::Null;
+            r(&format!("{W}/issues/{n}/timeline"), list(vec![event]));
+            (
+                vec![delivered::call(server, "list_issue_timeline", ow(json!({"index": n}))).await],
+                vec![at(
+                    GENERATED[2],
+                    format!("{W}/issues/{n}/timeline"),
+                    json!({"index": n.to_string()}),
+                )],
+            )
         }
         other => panic!("the corpus names a place the test does not plant: {other}"),
+    };
+    Planted {
+        reads,
+        unshaped,
+        kind,
     }
 }
 
-/// An image a client would fetch from a host other than the fake forge's.
+/// An image a client would fetch from a host other than the fake forge's, by the test's own
+/// reading of markdown and HTML.
 fn outside_image(text: &str) -> Option<String> {
     let image = regex::Regex::new(r#"!\[[^\]\n]*\]\(\s*<?((?:[a-z][a-z0-9+.-]*:)?//[^/\s)>]+)|<img\b[^>]*\bsrc\s*=\s*["']?((?:[a-z][a-z0-9+.-]*:)?//[^/\s"'>]+)"#).unwrap();
     image.captures_iter(text).find_map(|c| {
@@ -375,81 +577,134 @@ fn outside_image(text: &str) -> Option<String> {
     })
 }
 
-#[tokio::test]
-async fn every_payload_arrives_enveloped_or_marked_and_with_nothing_hidden() {
-    let forge = tool_world::forge().await;
-    let server = Launch::new(&forge).full().start().await;
-    let payloads = corpus();
-    assert!(
-        payloads.len() >= 60,
-        "the corpus holds {} payloads",
-        payloads.len()
-    );
-    let mut missing = Vec::new();
-    let (mut enveloped_seen, mut marked_seen) = (0, 0);
-    for (k, p) in payloads.iter().enumerate() {
-        let mark = marker(&p.id);
-        let mut delivered = false;
-        for d in plant_and_read(&forge, &server, k, p).await {
-            for block in &d.blocks {
-                let chars: Vec<char> = block.chars().collect();
-                let hidden: Vec<String> = (0..chars.len())
-                    .filter(|&i| hidden_at(&chars, i))
-                    .map(|i| format!("U+{:04X}", chars[i] as u32))
-                    .collect();
+/// What one path delivered, held to the rules: whether the payload arrived, and the texts the
+/// renderers are to judge.
+fn judge(
+    p: &Payload,
+    d: &Delivered,
+    kind: Kind,
+    seen: &mut Seen,
+    texts: &mut Vec<(String, String, Kind)>,
+) -> bool {
+    let mark = marker(&p.id);
+    let mut delivered = false;
+    let judge_text =
+        |text: &str, where_: &str, texts: &mut Vec<(String, String, Kind)>, render: bool| {
+            let hidden = hidden_in(text);
+            assert!(
+                hidden.is_empty(),
+                "{} {} {where_}: {hidden:?} in\n{text}",
+                p.id,
+                d.what
+            );
+            if let Some(image) = outside_image(text) {
+                panic!(
+                    "{} {} {where_}: an image from {image} in\n{text}",
+                    p.id, d.what
+                );
+            }
+            if render && text.contains(&mark) {
+                texts.push((
+                    format!("{} {} {where_}", p.id, d.what),
+                    text.to_owned(),
+                    kind,
+                ));
+            }
+        };
+    for block in &d.blocks {
+        judge_text(block, "block", texts, false);
+        if block.contains(&mark) {
+            let (_, inner) = enveloped(block);
+            assert!(inner.contains(&mark), "{} {}", p.id, d.what);
+            judge_text(inner, "block", texts, true);
+            delivered = true;
+            seen.enveloped += 1;
+        }
+    }
+    if let Some(content) = &d.enveloped_json
+        && content.contains(&mark)
+    {
+        let (_, inner) = enveloped(content);
+        assert!(inner.contains(&mark), "{} {}", p.id, d.what);
+        seen.unshaped += 1;
+    }
+    for (json, meta) in &d.json {
+        let untrusted = Delivered::untrusted_fields(meta);
+        let mut all = Vec::new();
+        strings(json, "", &mut all);
+        for (path, s) in all {
+            judge_text(s, &path, texts, true);
+            if s.contains(&mark) {
                 assert!(
-                    hidden.is_empty(),
-                    "{} {}: {hidden:?} in\n{block}",
+                    named_untrusted(&untrusted, &path),
+                    "{} {}: `{path}` holds the payload but _meta does not name it: {meta:?}",
                     p.id,
                     d.what
                 );
-                if let Some(image) = outside_image(block) {
-                    panic!("{} {}: an image from {image} in\n{block}", p.id, d.what);
-                }
-                if block.contains(&mark) {
-                    let (_, inner) = enveloped(block);
-                    assert!(inner.contains(&mark), "{} {}", p.id, d.what);
-                    delivered = true;
-                    enveloped_seen += 1;
-                }
+                delivered = true;
+                seen.marked += 1;
             }
-            for (json, meta) in &d.json {
-                // Every field the `_meta` names, whoever wrote it.
-                let untrusted: Vec<&str> = meta
-                    .as_ref()
-                    .and_then(|m| m.get("forgelens/untrusted"))
-                    .and_then(Value::as_object)
-                    .into_iter()
-                    .flat_map(|by_author| by_author.values())
-                    .filter_map(Value::as_array)
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let mut all = Vec::new();
-                strings(json, "", &mut all);
-                for (path, s) in all {
-                    let chars: Vec<char> = s.chars().collect();
-                    assert!(
-                        !(0..chars.len()).any(|i| hidden_at(&chars, i)),
-                        "{} {}: a hidden character at {path}: {s:?}",
-                        p.id,
-                        d.what
-                    );
-                    if let Some(image) = outside_image(s) {
-                        panic!("{} {}: an image from {image} at {path}: {s}", p.id, d.what);
-                    }
-                    if s.contains(&mark) {
-                        assert!(
-                            untrusted.contains(&path.as_str()),
-                            "{} {}: `{path}` holds the payload but _meta does not name it: {meta:?}",
-                            p.id,
-                            d.what
-                        );
-                        delivered = true;
-                        marked_seen += 1;
-                    }
-                }
+        }
+    }
+    delivered
+}
+
+#[derive(Default)]
+struct Seen {
+    enveloped: usize,
+    marked: usize,
+    unshaped: usize,
+}
+
+#[tokio::test]
+async fn every_payload_arrives_enveloped_or_marked_and_with_nothing_hidden_on_every_path() {
+    let forge = tool_world::forge().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, generated) = generic::catalog(dir.path(), GENERATED);
+    let server = Launch::new(&forge)
+        .full()
+        .arg("--catalog")
+        .arg(catalog.to_str().unwrap())
+        .start()
+        .await;
+    let mut payloads = corpus("corpus.json");
+    let variants: Vec<Payload> = corpus("corpus_variants.json")
+        .into_iter()
+        .filter(|p| p.place != "redirect")
+        .collect();
+    assert!(
+        payloads.len() >= 80 && variants.len() >= 40,
+        "{} and {}",
+        payloads.len(),
+        variants.len()
+    );
+    payloads.extend(variants);
+    let mut missing = Vec::new();
+    let mut seen = Seen::default();
+    let mut texts = Vec::new();
+    for (k, p) in payloads.iter().enumerate() {
+        let planted = plant_and_read(&forge, &server, k, p).await;
+        let mut delivered = false;
+        for d in &planted.reads {
+            delivered |= judge(p, d, planted.kind, &mut seen, &mut texts);
+        }
+        for u in &planted.unshaped {
+            let hatch = delivered::call(
+                &server,
+                "forgejo_api_request",
+                json!({"method": "GET", "path": u.path.trim_start_matches('/')}),
+            )
+            .await;
+            delivered |= judge(p, &hatch, planted.kind, &mut seen, &mut texts);
+            // The raw file is read by the escape hatch alone: the generated tool reads JSON.
+            if u.path.contains("/raw/") {
+                continue;
             }
+            let name = generated
+                .get(u.template)
+                .unwrap_or_else(|| panic!("no generated tool for {}: {generated:?}", u.template));
+            let tool = delivered::call(&server, name, u.args.clone()).await;
+            delivered |= judge(p, &tool, planted.kind, &mut seen, &mut texts);
         }
         if !delivered {
             missing.push(p.id.clone());
@@ -461,8 +716,41 @@ async fn every_payload_arrives_enveloped_or_marked_and_with_nothing_hidden() {
         "payloads that never arrived: {missing:?}"
     );
     assert!(
-        enveloped_seen >= 50 && marked_seen >= 150,
-        "{enveloped_seen} enveloped, {marked_seen} marked"
+        seen.enveloped >= 50 && seen.marked >= 300 && seen.unshaped >= 250,
+        "{} enveloped, {} marked, {} unshaped",
+        seen.enveloped,
+        seen.marked,
+        seen.unshaped
+    );
+    // What the renderers show: no image from elsewhere, nothing hidden in markdown.
+    let Some(rendered) = render::check("127.0.0.1", &texts) else {
+        render::skipped("rendering the delivered payloads");
+        return;
+    };
+    let mut faults = Vec::new();
+    for (r, (id, text, kind)) in rendered.iter().zip(&texts) {
+        for render in &r.renders {
+            for fetch in &render.fetches {
+                faults.push(format!(
+                    "{id} ({}): fetches {} from {}: {text:?}",
+                    render.renderer, fetch.value, fetch.host
+                ));
+            }
+            if *kind == Kind::Markdown {
+                for hidden in &render.hidden {
+                    faults.push(format!(
+                        "{id} ({}): hides {:?} ({}): {text:?}",
+                        render.renderer, hidden.content, hidden.reason
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        faults.is_empty(),
+        "{} faults:\n{}",
+        faults.len(),
+        faults.join("\n")
     );
 }
 

@@ -29,6 +29,7 @@ mod lint;
 mod load_fault;
 mod lockdown;
 mod paging;
+mod policy;
 mod protocol;
 mod read_only;
 mod render_check;

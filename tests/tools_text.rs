@@ -206,7 +206,7 @@ async fn the_escape_hatch_reaches_any_path_and_nothing_outside_the_api() {
     );
     let before = forge.requests().len();
     for path in [
-        "/repos/acme",
+        "//repos/acme",
         "http://elsewhere.example/api",
         "repos/../../admin",
         "repos/./x",

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::request::ExpandError;
 use super::schema::Violation;
+use super::untrusted::{Rendering, neutralize};
 use super::uri::UriError;
 use crate::forge::ForgeError;
 
@@ -78,10 +79,12 @@ pub enum Error {
 /// What the caller got wrong; every kind says how to put it right.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum Invalid {
-    #[error("invalid URI `{uri}`: {why}")]
+    #[error("invalid URI `{}`: {why}", echo(.uri))]
     Uri { uri: String, why: UriError },
-    #[error("no resource matches `{0}`; resources/templates/list shows the URI templates served")]
+    #[error("no resource matches `{}`; resources/templates/list shows the URI templates served", echo(.0))]
     NoResource(String),
+    #[error("resource `{resource}` is not offered here: {why}")]
+    Withheld { resource: String, why: String },
     #[error("`{name}`: {why}")]
     Encoding { name: String, why: UriError },
     #[error("unknown query parameter `{name}` for {template}; accepted: {accepted}")]
@@ -160,6 +163,31 @@ impl Error {
     }
 }
 
+/// The most bytes of an error's own text (the forge's message, the caller's value) a message
+/// shows; the hint comes after. Far below the smallest answer budget (4 KiB).
+pub const MAX_ERROR_TEXT: usize = 1500;
+
+/// `text` cut to at most `max` bytes on a character boundary, saying how much it had.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [cut: {} bytes in all]", &text[..end], text.len())
+}
+
+/// A caller's value as a message may repeat it: control characters escaped, at most
+/// [`MAX_ECHO`] bytes.
+pub fn echo(text: &str) -> String {
+    crate::forge::printable(&cut(text, MAX_ECHO))
+}
+
+/// The most bytes of a caller's value a message repeats.
+pub const MAX_ECHO: usize = 200;
+
 /// The compiled `errors:` block.
 #[derive(Debug, Clone)]
 pub struct ErrorTable {
@@ -217,10 +245,14 @@ impl ErrorTable {
         self.codes.get(&reason).copied().unwrap_or(-32603)
     }
 
-    /// The message shown for an error: what happened, then what to do about it.
+    /// The message shown for an error: what happened, then what to do about it. What the
+    /// forge or the caller wrote in it is made visible like any text of the forge and cut to
+    /// [`MAX_ERROR_TEXT`] bytes, so that an error is never larger than an answer may be.
     pub fn message(&self, error: &Error) -> String {
         let reason = self.reason(error);
-        let mut message = error.to_string().trim_end_matches('.').to_owned();
+        let text = error.to_string();
+        let text = neutralize(&text, Rendering::Plain, "");
+        let mut message = cut(text.trim_end_matches('.'), MAX_ERROR_TEXT);
         if let Error::Forge(ForgeError::Status {
             retry_after: Some(wait),
             ..
@@ -286,6 +318,23 @@ mod tests {
             t.code(Reason::UpstreamError),
             -32603,
             "a reason without a code is an internal error"
+        );
+    }
+
+    #[test]
+    fn a_huge_error_is_cut_and_its_hidden_text_shown() {
+        let huge = Error::Forge(ForgeError::Status {
+            status: 500,
+            request: "GET /x".into(),
+            message: format!("a\u{202e}b{}", "x".repeat(60_000)),
+            retry_after: None,
+        });
+        let m = table().message(&huge);
+        assert!(m.len() < 2048, "{} bytes", m.len());
+        assert!(
+            m.contains("a\\u{202e}b") && m.contains("[cut: "),
+            "{}",
+            &m[..200]
         );
     }
 

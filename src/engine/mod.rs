@@ -15,6 +15,7 @@ pub mod complete;
 pub mod error;
 pub mod listing;
 pub mod param;
+pub mod policy;
 pub mod project;
 pub mod render;
 pub mod request;
@@ -179,6 +180,32 @@ impl Catalog {
     }
 
     /// Keeps only the tools `keep` accepts (read-only mode, toolsets, disabled tools).
+    /// Withholds what reads the endpoints of withheld tools, so that a resource and the tool
+    /// it shares an endpoint with are offered or withheld together: a resource whose endpoint
+    /// is such a tool is not offered (reading it says why), an embedded list read through one
+    /// is left out of its entity, and a `resources/list` source naming a withheld resource is
+    /// dropped. `why` gives the reason for a tool's name, `None` for a tool still offered.
+    pub fn withhold_endpoints(&mut self, why: impl Fn(&str) -> Option<String>) {
+        for resource in &mut self.resources {
+            if let Some(tool) = resource.endpoint()
+                && let Some(reason) = why(tool)
+            {
+                resource.withheld = Some(format!("its tool {tool} is not offered: {reason}"));
+            }
+            if let resource::Shape::Entity { embeds, .. } = &mut resource.shape {
+                embeds.retain(|embed| why(&embed.tool).is_none());
+            }
+        }
+        let withheld: Vec<String> = self
+            .resources
+            .iter()
+            .filter(|r| r.withheld.is_some())
+            .map(|r| r.template.as_str().to_owned())
+            .collect();
+        self.listings
+            .retain(|l| !withheld.iter().any(|t| t == l.template.as_str()));
+    }
+
     pub fn retain_tools(&mut self, keep: impl Fn(&Tool) -> bool) {
         self.tools.retain(|t| keep(t));
         self.tool_index = self

@@ -32,8 +32,9 @@ use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
 use thiserror::Error;
 
+use super::policy::marks::{self, Mark, MarkError, Shown};
 use super::request::Args;
-use super::untrusted::{Mark, Rendering, neutralize};
+use super::untrusted::neutralize;
 
 mod shape;
 
@@ -273,6 +274,8 @@ pub enum ExprError {
     Pipe(String),
     #[error("pipe `{0}` needs {1}")]
     PipeArgument(String, &'static str),
+    #[error(transparent)]
+    Mark(MarkError),
     #[error("unknown meta field `@{0}`; known: @total_count, @answered")]
     Meta(String),
     #[error("`{{{0}}}` is not a variable reference")]
@@ -572,26 +575,18 @@ fn compile_pipe(text: &str) -> Result<Pipe, ExprError> {
         ("base64", None) => Ok(Pipe::Base64),
         ("strip_credentials", None) => Ok(Pipe::StripCredentials),
         ("untrusted", arg) => {
-            let mut mark = Mark {
-                field: String::new(),
-                author: None,
-                rendering: Rendering::Markdown,
+            let words = marks::parse(arg.unwrap_or(""), false).map_err(ExprError::Mark)?;
+            let Shown::As(rendering) = words.shown else {
+                return Err(ExprError::PipeArgument(
+                    "untrusted".into(),
+                    "`plain` or `markdown`: a field has no file name to go by",
+                ));
             };
-            for word in arg.into_iter().flat_map(|a| a.split(',')).map(str::trim) {
-                match word {
-                    "plain" => mark.rendering = Rendering::Plain,
-                    name if is_name(name) && mark.author.is_none() => {
-                        mark.author = Some(name.to_owned())
-                    }
-                    _ => {
-                        return Err(ExprError::PipeArgument(
-                            "untrusted".into(),
-                            "the name of the field holding the author, and/or `plain`",
-                        ));
-                    }
-                }
-            }
-            Ok(Pipe::Untrusted(mark))
+            Ok(Pipe::Untrusted(Mark {
+                field: String::new(),
+                writer: words.writer,
+                rendering,
+            }))
         }
         _ => Err(ExprError::Pipe(text.to_owned())),
     }

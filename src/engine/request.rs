@@ -284,6 +284,9 @@ impl RequestTemplate {
                 Part::Rest(name) => {
                     let value =
                         text_of(args, name).ok_or_else(|| ExpandError::Missing(name.clone()))?;
+                    // The template writes the slash before a rest: one the value begins with
+                    // too is the same path, not an empty segment.
+                    let value = value.strip_prefix('/').unwrap_or(&value);
                     for (i, segment) in value.split('/').enumerate() {
                         check_segment(name, segment)?;
                         if i > 0 {
@@ -322,6 +325,7 @@ impl RequestTemplate {
             body: None,
             accept: Accept::Json,
             sudo: None,
+            free_path: false,
         })
     }
 }
@@ -503,7 +507,12 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(r.path, "/repos/o/r/raw/docs/a%20b.md");
-        for bad in ["docs/../x", "docs//x", "/x", "x/"] {
+        // A rest written with the slash the template already has is the same path.
+        let leading = t
+            .expand(&args(json!({"owner": "o", "repo": "r", "path": "/docs/x"})))
+            .unwrap();
+        assert_eq!(leading.path, "/repos/o/r/raw/docs/x");
+        for bad in ["docs/../x", "docs//x", "//x", "x/"] {
             assert!(
                 t.expand(&args(json!({"owner": "o", "repo": "r", "path": bad})))
                     .is_err(),

@@ -14,9 +14,10 @@
 use serde_json::{Map, Value, json};
 
 use super::error::{Error, Invalid};
+use super::policy::marks::TextMark;
 use super::project::{Context, Field};
 use super::request::Args;
-use super::untrusted::{Rendering, neutralize};
+use super::untrusted::neutralize;
 use crate::manifest::raw::Keep;
 
 /// A compiled `text:` block.
@@ -32,9 +33,10 @@ pub struct TextSpec {
     pub max_bytes: u64,
     pub keep: Keep,
     pub diff_file: Option<String>,
-    /// The text was written by forge users: hidden characters are made visible (see
-    /// `engine::untrusted`) and a resource's text block is wrapped in an envelope.
-    pub untrusted: Option<Rendering>,
+    /// The text was written by forge users: how it is shown and who may have written it.
+    /// Hidden characters are made visible (see `engine::untrusted`) and a resource's text block
+    /// is wrapped in an envelope.
+    pub untrusted: Option<TextMark>,
 }
 
 /// The lines shown.
@@ -51,6 +53,18 @@ pub struct Window {
 }
 
 impl Window {
+    /// A window holding the whole of a one-line `text`.
+    pub fn whole(text: String) -> Window {
+        Window {
+            text,
+            start_line: 1,
+            end_line: 1,
+            total_lines: 1,
+            start_byte: 0,
+            end_cut: None,
+        }
+    }
+
     pub fn is_partial(&self) -> bool {
         self.start_line > 1
             || self.end_line < self.total_lines
@@ -82,10 +96,11 @@ impl TextSpec {
                 _ => None,
             },
         }?;
-        Some(match self.untrusted {
-            Some(rendering) => neutralize(&text, rendering, ctx.instance).into_owned(),
-            None => text,
-        })
+        let rendering = match &self.untrusted {
+            Some(mark) => mark.shown.rendering(ctx.args),
+            None => super::untrusted::Rendering::Plain,
+        };
+        Some(neutralize(&text, rendering, ctx.instance).into_owned())
     }
 
     /// Checks the range before anything is fetched.

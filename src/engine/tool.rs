@@ -10,11 +10,16 @@ use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
 use super::bound::{LIMIT, PAGE};
 use super::error::{Error, Invalid};
+use super::policy::{
+    self,
+    marks::{self, Mark},
+};
 use super::project::{Context, Meta, Projection};
 use super::request::{Args, RequestTemplate};
 use super::schema::Check;
 use super::text::{Cut, TextSpec};
-use crate::forge::allow::{self, AllowList};
+use super::untrusted::Rendering;
+use crate::forge::allow::AllowList;
 use crate::forge::{
     Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response,
 };
@@ -116,23 +121,13 @@ pub(crate) struct ToolList {
     pub not_a_list: Option<String>,
 }
 
-/// What a tool is about, for the repository allow-list, besides the repository its path names
-/// (which the forge client checks on every request).
+/// What a tool's answers are about, for the repository allow-list (what its requests reach,
+/// the forge client checks on every request).
 #[derive(Debug, Default)]
 pub(crate) struct Scope {
-    pub touches: Option<Touches>,
     /// JSONPaths to the full name, or to the owner and the name, of the repository an answer
     /// (each item of a list) is about.
     pub repository_of: Vec<JsonPath>,
-}
-
-/// The other repository a call creates or changes.
-#[derive(Debug)]
-pub(crate) enum Touches {
-    /// `{owner}/{name}` from these two arguments.
-    Args(String, String),
-    /// Not known before the call (the authenticated user's own namespace, a notification's).
-    Unknown,
 }
 
 /// MCP tool annotations, derived from the method unless the manifest overrides them.
@@ -338,8 +333,16 @@ impl Tool {
     }
 
     /// The `_meta` of the tool's answers: which fields hold text written by forge users (see
-    /// `engine::untrusted`); `None` when none does.
+    /// `engine::policy::marks`); `None` when none does. An unshaped answer's every string is.
     pub fn untrusted_meta(&self) -> Option<Value> {
+        match self.unshaped() {
+            true => Some(marks::describe_every_field()),
+            false => marks::describe(&self.marks()),
+        }
+    }
+
+    /// The marked fields of the tool's answers, each with where its projection sits.
+    pub(crate) fn marks(&self) -> Vec<(String, Mark)> {
         let at = if self.list.is_some() { "items[]." } else { "" };
         let mut marks: Vec<_> = self
             .project
@@ -347,22 +350,35 @@ impl Tool {
             .into_iter()
             .map(|m| (at.to_owned(), m))
             .collect();
-        if let Some(rendering) = self.text.as_ref().and_then(|t| t.untrusted) {
+        if let Some(mark) = self.text.as_ref().and_then(|t| t.untrusted.as_ref()) {
             marks.push((
                 String::new(),
-                super::untrusted::Mark {
+                Mark {
                     field: "text".into(),
-                    author: None,
-                    rendering,
+                    writer: mark.writer.clone(),
+                    rendering: Rendering::Plain,
                 },
             ));
         }
-        super::untrusted::describe(&marks)
+        marks
+    }
+
+    /// The mark of the tool's text, when it answers with one forge users wrote.
+    pub fn text_mark(&self) -> Option<&marks::TextMark> {
+        self.text.as_ref().and_then(|t| t.untrusted.as_ref())
     }
 
     /// Whether the tool answers with a text forge users wrote (a file, a log, a diff).
     pub fn untrusted_text(&self) -> bool {
         self.text.as_ref().is_some_and(|t| t.untrusted.is_some())
+    }
+
+    /// Whether the tool passes the forge's answer on unshaped, its fields described by no
+    /// manifest: a generated tool, or the escape hatch (whose caller picks the method). Such an
+    /// answer is held to the generic policy (`engine::policy::generic`), and such a tool may
+    /// reach anything, so a repository allow-list holds it to the listed repositories' paths.
+    pub fn unshaped(&self) -> bool {
+        self.generated || self.call.method.fixed().is_none()
     }
 
     /// The method of the upstream call (`None` when the caller chooses it).
@@ -379,12 +395,6 @@ impl Tool {
     /// The tool's largest page size (1 for a tool that does not page).
     pub fn max_limit(&self) -> u64 {
         self.list.as_ref().map_or(1, |l| l.max_limit)
-    }
-
-    /// Whether the tool may reach anything outside a repository (a generated tool, the escape
-    /// hatch): those are held to paths of the allow-list's repositories.
-    fn reaches_anything(&self) -> bool {
-        self.generated || self.call.method.fixed().is_none()
     }
 
     /// Checks `arguments` against the input schema; nothing is sent when this fails.
@@ -578,51 +588,20 @@ impl Call<'_> {
             request.body = payload;
         }
         // A bounded text answer without `from` is the body itself, read as text.
-        request.accept = if self.tool.text.as_ref().is_some_and(|t| t.from.is_none()) {
+        request.accept = if self.tool.accept == Accept::Any {
+            Accept::Any
+        } else if self.tool.text.as_ref().is_some_and(|t| t.from.is_none()) {
             Accept::Text
         } else {
             self.tool.accept
         };
         request.sudo = self.sudo.clone();
+        request.free_path = self.tool.unshaped();
         Ok(request)
     }
 
     /// The structured result of the call from the forge's answer, in at most `budget` bytes of
     /// JSON text.
-    /// Why this call must not be sent under `allow`, or `None` when it may. The path of
-    /// `request` is checked again by the forge client; this adds what the path does not say.
-    pub fn refusal(&self, request: &Request, allow: &AllowList) -> Option<String> {
-        if self.tool.reaches_anything()
-            && matches!(allow::target(&request.path), allow::Target::Other)
-        {
-            return Some(format!(
-                "{} names no repository, and {} may reach anything: with a repository allow-list ({allow}) it reaches only the listed repositories",
-                request.describe(),
-                self.tool.name
-            ));
-        }
-        let unknown = || {
-            Some(format!(
-                "{} creates or changes a repository that cannot be told before it runs, so it cannot be held to the repository allow-list ({allow})",
-                self.tool.name
-            ))
-        };
-        match &self.tool.scope.touches {
-            None => None,
-            Some(Touches::Unknown) => unknown(),
-            Some(Touches::Args(owner, name)) => {
-                let text = |n: &str| self.args.get(n).and_then(Value::as_str).map(str::to_owned);
-                match (text(owner), text(name)) {
-                    (Some(o), Some(r)) if allow.allows(&o, &r) => None,
-                    (Some(o), Some(r)) => Some(format!(
-                        "{o}/{r} is not in the repository allow-list ({allow})"
-                    )),
-                    _ => unknown(),
-                }
-            }
-        }
-    }
-
     /// The repository `value` is about, by the tool's `repository_of` paths.
     fn repository_of(&self, value: &Value) -> Option<String> {
         let text = |path: &JsonPath| path.query(value).first().and_then(Value::as_str);
@@ -644,9 +623,19 @@ impl Call<'_> {
         }
     }
 
+    /// The structured result of the call from the forge's answer, in at most `budget` bytes,
+    /// with nothing withheld.
     pub fn finish(&self, response: Response, serving: &Serving) -> Result<Value, Error> {
-        let (budget, allow) = (serving.budget, serving.allow);
+        let projected = self.project(response, serving)?;
+        self.bound(projected, serving.budget)
+    }
+
+    /// Step 1: the forge's answer checked and projected (and, for an unshaped answer, held to
+    /// the generic policy), before lockdown and the bound.
+    pub fn project(&self, response: Response, serving: &Serving) -> Result<CallProjected, Error> {
+        let allow = serving.allow;
         let bodiless = matches!(response.body, Body::Empty);
+        let is_text = matches!(response.body, Body::Text(_));
         let mut body = response.body.into_json();
         for path in &self.tool.secrets {
             super::resource::remove_matches(&mut body, path);
@@ -660,6 +649,11 @@ impl Call<'_> {
                 answered: None,
             },
             instance: serving.instance,
+        };
+        let projected = |value: Value, shape: Projecting| CallProjected {
+            value,
+            shape,
+            withheld_text: None,
         };
         if let (Some(list), Some(page)) = (&self.tool.list, self.page) {
             let items = match &list.from {
@@ -706,73 +700,40 @@ impl Call<'_> {
                         .apply(&Context::item(i, &self.args).at(serving.instance))
                 })
                 .collect();
-            let fitted =
-                bound::Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
-            let (page, cut, size) = (fitted.page, fitted.cut, fitted.size());
-            let mut out = fitted.envelope();
-            if cut {
-                out.insert(
-                    "truncated".into(),
-                    format!(
-                        "[truncated to stay under {budget} bytes: this answer is page {} at limit {}. Call {} again with page={} and limit={} for the next items.]",
-                        page.page,
-                        page.limit,
-                        self.tool.mention(),
-                        page.page + 1,
-                        page.limit
-                    )
-                    .into(),
-                );
-            }
-            if left_out > 0 {
-                out.insert(
-                    "left_out".into(),
-                    format!("{left_out} items of this page are outside the repository allow-list")
-                        .into(),
-                );
-            }
-            // The envelope fits in its room; only an item too large alone needs cutting.
-            let out = Value::Object(out);
-            return Ok(match size + ENVELOPE_ROOM > budget {
-                true => within(out, budget),
-                false => out,
-            });
+            let mut value = json!({ "items": items });
+            policy::clean(&mut value, Rendering::Plain, serving.instance);
+            let rest = bound::Window {
+                items: Vec::new(),
+                total: window.total,
+                has_more: window.has_more,
+            };
+            return Ok(projected(
+                value,
+                Projecting::List {
+                    window: rest,
+                    page,
+                    left_out,
+                },
+            ));
         }
-        if let Some(text) = &self.tool.text {
+        if let Some(text) = &self.tool.text
+            && (self.tool.accept != Accept::Any || is_text)
+        {
             // With a projection, its fields describe what the text is (a file's path, size…).
-            let described = match self.tool.project.is_identity() {
-                true => Map::new(),
+            let mut described = match self.tool.project.is_identity() {
+                true => Value::Object(Map::new()),
                 false => match self.tool.project.apply(&ctx) {
-                    Value::Object(map) => map,
-                    _ => Map::new(),
+                    Value::Object(map) => Value::Object(map),
+                    _ => Value::Object(Map::new()),
                 },
             };
-            let whole = text.text_of(&ctx);
-            let mut room = budget.saturating_sub(
-                ENVELOPE_ROOM + bound::json_size(&Value::Object(described.clone())),
-            );
-            // Escapes make the JSON text longer than the text: shrink the window until it fits.
-            loop {
-                let cut = text.cut(whole.as_deref(), &self.args, room)?;
-                let mut out = described.clone();
-                out.extend(text.describe(&cut, |line, byte| {
-                    let arg = text.start_line.as_deref().unwrap_or("start_line");
-                    let at = match (byte, text.start_byte.as_deref()) {
-                        (Some(b), Some(name)) => format!(" and {name}={b}"),
-                        _ => String::new(),
-                    };
-                    format!("Call {} again with {arg}={line}{at}", self.tool.mention())
-                }));
-                if let Cut::Lines(w) = cut {
-                    out.insert("text".into(), Value::String(w.text));
-                }
-                let out = Value::Object(out);
-                let size = bound::json_size(&out);
-                if size <= budget || room <= 1 {
-                    return Ok(within(out, budget));
-                }
-                room = room.saturating_sub(size - budget).max(1);
-            }
+            policy::clean(&mut described, Rendering::Plain, serving.instance);
+            return Ok(projected(
+                described,
+                Projecting::Text {
+                    whole: text.text_of(&ctx),
+                },
+            ));
         }
         // A read with fields to project needs an object; a write may well answer with nothing.
         if self.tool.method() == Some(Method::Get) && !self.tool.project.is_identity() {
@@ -785,26 +746,193 @@ impl Call<'_> {
             )?;
         }
         if bodiless {
-            return Ok(json!({"ok": true, "status": response.status}));
+            return Ok(projected(
+                json!({"ok": true, "status": response.status}),
+                Projecting::Entity { left_out: 0 },
+            ));
         }
         if !self.admitted(&body, allow) {
-            return Err(Error::Forge(ForgeError::NotAllowed {
-                request: self.tool.call.as_str().to_owned(),
-                why: format!(
-                    "the answer is about {}, which is not in the repository allow-list; it was withheld",
-                    self.repository_of(&body)
-                        .unwrap_or_else(|| "a repository it does not name".into())
-                ),
-            }));
+            return Err(self.withheld_by_allow_list(self.repository_of(&body)));
         }
-        Ok(within(
-            match self.tool.project.apply(&ctx) {
-                Value::Object(map) => Value::Object(map),
-                other => json!({ "result": other }),
-            },
-            budget,
-        ))
+        let mut value = match self.tool.project.apply(&ctx) {
+            Value::Object(map) => Value::Object(map),
+            other => json!({ "result": other }),
+        };
+        let mut left_out = 0;
+        if self.tool.unshaped() {
+            policy::generic::strip_secrets(&mut value);
+            if let Some(allow) = allow {
+                let about = value.as_object().and_then(policy::generic::repository_of);
+                if let Some(repo) = about.filter(|r| !allow.allows_full_name(r)) {
+                    return Err(self.withheld_by_allow_list(Some(repo.to_owned())));
+                }
+                left_out = policy::generic::leave_out(&mut value, allow);
+            }
+            policy::clean(&mut value, Rendering::Markdown, serving.instance);
+        } else {
+            policy::clean(&mut value, Rendering::Plain, serving.instance);
+        }
+        Ok(projected(value, Projecting::Entity { left_out }))
     }
+
+    fn withheld_by_allow_list(&self, repository: Option<String>) -> Error {
+        Error::Forge(ForgeError::NotAllowed {
+            request: self.tool.call.as_str().to_owned(),
+            why: format!(
+                "the answer is about {}, which is not in the repository allow-list; it was withheld",
+                repository.unwrap_or_else(|| "a repository it does not name".into())
+            ),
+        })
+    }
+
+    /// Step 2: the projected answer (after lockdown) fitted to `budget` bytes, saying how to
+    /// go on.
+    pub fn bound(&self, projected: CallProjected, budget: usize) -> Result<Value, Error> {
+        let CallProjected {
+            value,
+            shape,
+            withheld_text,
+        } = projected;
+        match shape {
+            Projecting::List {
+                window,
+                page,
+                left_out,
+            } => {
+                let items = match value {
+                    Value::Object(mut map) => match map.remove("items") {
+                        Some(Value::Array(items)) => items,
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                };
+                let fitted =
+                    bound::Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
+                let (page, cut, size) = (fitted.page, fitted.cut, fitted.size());
+                let mut out = fitted.envelope();
+                if cut {
+                    out.insert(
+                        "truncated".into(),
+                        format!(
+                            "[truncated to stay under {budget} bytes: this answer is page {} at limit {}. Call {} again with page={} and limit={} for the next items.]",
+                            page.page,
+                            page.limit,
+                            self.tool.mention(),
+                            page.page + 1,
+                            page.limit
+                        )
+                        .into(),
+                    );
+                }
+                if left_out > 0 {
+                    out.insert(
+                        "left_out".into(),
+                        format!(
+                            "{left_out} items of this page are outside the repository allow-list"
+                        )
+                        .into(),
+                    );
+                }
+                // The envelope fits in its room; only an item too large alone needs cutting.
+                let out = Value::Object(out);
+                Ok(match size + ENVELOPE_ROOM > budget {
+                    true => within(out, budget),
+                    false => out,
+                })
+            }
+            Projecting::Text { whole } => {
+                let text = self
+                    .tool
+                    .text
+                    .as_ref()
+                    .expect("a text answer comes from a tool with a text block");
+                let described = match value {
+                    Value::Object(map) => map,
+                    _ => Map::new(),
+                };
+                // Withheld: the notice stands for the text, a diff's file names included.
+                if let Some(notice) = withheld_text {
+                    let mut out = described;
+                    out.insert("text".into(), Value::String(notice));
+                    return Ok(within(Value::Object(out), budget));
+                }
+                let mut room = budget.saturating_sub(
+                    ENVELOPE_ROOM + bound::json_size(&Value::Object(described.clone())),
+                );
+                // Escapes make the JSON text longer than the text: shrink the window until it fits.
+                loop {
+                    let cut = text.cut(whole.as_deref(), &self.args, room)?;
+                    let mut out = described.clone();
+                    out.extend(text.describe(&cut, |line, byte| {
+                        let arg = text.start_line.as_deref().unwrap_or("start_line");
+                        let at = match (byte, text.start_byte.as_deref()) {
+                            (Some(b), Some(name)) => format!(" and {name}={b}"),
+                            _ => String::new(),
+                        };
+                        format!("Call {} again with {arg}={line}{at}", self.tool.mention())
+                    }));
+                    if let Cut::Lines(w) = cut {
+                        out.insert("text".into(), Value::String(w.text));
+                    }
+                    let out = Value::Object(out);
+                    let size = bound::json_size(&out);
+                    if size <= budget || room <= 1 {
+                        return Ok(within(out, budget));
+                    }
+                    room = room.saturating_sub(size - budget).max(1);
+                }
+            }
+            Projecting::Entity { left_out } => {
+                let mut value = value;
+                if left_out > 0
+                    && let Value::Object(map) = &mut value
+                {
+                    map.insert(
+                        "left_out".into(),
+                        format!("{left_out} items are outside the repository allow-list").into(),
+                    );
+                }
+                Ok(within(value, budget))
+            }
+        }
+    }
+
+    /// The call's arguments, as checked.
+    pub fn args(&self) -> &Args {
+        &self.args
+    }
+}
+
+/// A call's answer projected, before lockdown and the bound.
+#[derive(Debug)]
+pub struct CallProjected {
+    /// The answer's value: a list's `{"items": [...]}`, a text's describing fields, an entity.
+    pub value: Value,
+    shape: Projecting,
+    /// The notice shown instead of a text, when lockdown withheld it.
+    pub withheld_text: Option<String>,
+}
+
+impl CallProjected {
+    /// Whether the answer is a text (its marks name `text`).
+    pub fn is_text(&self) -> bool {
+        matches!(self.shape, Projecting::Text { .. })
+    }
+}
+
+#[derive(Debug)]
+enum Projecting {
+    List {
+        window: bound::Window<()>,
+        page: PageRequest,
+        left_out: usize,
+    },
+    Text {
+        whole: Option<String>,
+    },
+    Entity {
+        left_out: usize,
+    },
 }
 
 /// What the service holds an answer to.

@@ -47,7 +47,6 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::LazyLock;
 
-use serde_json::{Map, Value, json};
 use url::Url;
 
 /// How a text is shown by the forge.
@@ -58,45 +57,6 @@ pub enum Rendering {
     /// Shown as it is (titles, names, commit messages, file contents, logs).
     Plain,
 }
-
-/// A field of user-written text, as `| untrusted(author)` declares it in a projection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mark {
-    /// The field, dotted from the top of its projection (`head.title`).
-    pub field: String,
-    /// The field of the same object that holds who wrote it.
-    pub author: Option<String>,
-    pub rendering: Rendering,
-}
-
-/// The `_meta` of an answer whose fields `marks` hold user-written text, each mark with where
-/// its projection sits in the answer (`""`, `items[].`): `{"forgelens/untrusted": {author
-/// field: [the fields it wrote]}}`, with `""` for text whose author the answer does not name.
-/// `None` when nothing is marked.
-pub fn describe(marks: &[(String, Mark)]) -> Option<Value> {
-    if marks.is_empty() {
-        return None;
-    }
-    let mut by_author: Map<String, Value> = Map::new();
-    for (at, mark) in marks {
-        let parent = mark.field.rsplit_once('.').map_or("", |(p, _)| p);
-        let author = mark.author.as_ref().map_or(String::new(), |a| {
-            let dot = if parent.is_empty() { "" } else { "." };
-            format!("{at}{parent}{dot}{a}")
-        });
-        let field = Value::String(format!("{at}{}", mark.field));
-        match by_author.get_mut(&author) {
-            Some(Value::Array(fields)) => fields.push(field),
-            _ => {
-                by_author.insert(author, Value::Array(vec![field]));
-            }
-        }
-    }
-    Some(json!({ META_KEY: by_author }))
-}
-
-/// The `_meta` key of [`describe`].
-pub const META_KEY: &str = "forgelens/untrusted";
 
 /// `text` with what a reader of the forge would not see made visible. `instance_host` is the
 /// forge's host: images it serves stay images.

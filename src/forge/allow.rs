@@ -13,6 +13,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use percent_encoding::percent_decode_str;
+use serde_json::Value;
+
+use super::Method;
 
 /// One entry: `owner/repo`, or `owner/*` for every repository of an owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,9 +134,37 @@ impl AllowList {
         self.entries.iter().any(|e| e.owner == owner)
     }
 
+    /// Why `request` must not be sent, or `None` when it may be: its path, what its body makes
+    /// it reach, and for a request whose path its caller chose freely (a generated tool, the
+    /// escape hatch), a path about no repository at all.
+    pub fn request_refusal(&self, request: &super::Request) -> Option<String> {
+        if let Some(why) = self.refusal(&request.path) {
+            return Some(why);
+        }
+        let body = match &request.body {
+            Some(super::Payload::Json(body)) => Some(body),
+            _ => None,
+        };
+        if let Some(reached) = destination(request.method, &request.path, body)
+            && let Some(why) = self.judge(reached)
+        {
+            return Some(format!("it reaches beyond its path: {why}"));
+        }
+        if request.free_path && target(&request.path) == Target::Other {
+            return Some(format!(
+                "its path names no repository, and it was built by a tool that may reach anything: with a repository allow-list ({self}) such a tool reaches only the listed repositories"
+            ));
+        }
+        None
+    }
+
     /// Why the request to `path` must not be sent, or `None` when it may be.
     pub fn refusal(&self, path: &str) -> Option<String> {
-        match target(path) {
+        self.judge(target(path))
+    }
+
+    fn judge(&self, target: Target) -> Option<String> {
+        match target {
             Target::Repo(owner, repo) if self.allows(&owner, &repo) => None,
             Target::Repo(owner, repo) => Some(format!(
                 "{owner}/{repo} is not in the repository allow-list ({self})"
@@ -144,6 +175,72 @@ impl AllowList {
             Target::Other => None,
         }
     }
+}
+
+/// The repository a request creates, moves its repository to, or reads through its body,
+/// beside the one its path names: a fork's or a generated copy's destination, a transfer's new
+/// owner, a rename, a new repository of an organization or a user, the other issue of a
+/// dependency. `None` when the request names no other repository.
+pub fn destination(method: Method, path: &str, body: Option<&Value>) -> Option<Target> {
+    let text = |key: &str| {
+        body.and_then(|b| b.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let unknown = Target::Unknown;
+    let segments: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect();
+    let s: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let pair = |owner: Option<String>, name: Option<String>, why| match (owner, name) {
+        (Some(owner), Some(name)) => Target::Repo(owner, name),
+        _ => unknown(why),
+    };
+    Some(match (method, s.as_slice()) {
+        (Method::Post, ["repos", _, repo, "forks"]) => match text("organization") {
+            Some(org) => Target::Repo(org, text("name").unwrap_or_else(|| (*repo).to_owned())),
+            None => unknown(
+                "a fork without `organization` lands in the authenticated user's own account",
+            ),
+        },
+        (Method::Post, ["repos", _, _, "generate"]) => pair(
+            text("owner"),
+            text("name"),
+            "a generated repository needs its `owner` and `name`",
+        ),
+        (Method::Post, ["repos", _, repo, "transfer"]) => pair(
+            text("new_owner"),
+            Some((*repo).to_owned()),
+            "a transfer needs its `new_owner`",
+        ),
+        (Method::Patch, ["repos", owner, _]) => Target::Repo((*owner).to_owned(), text("name")?),
+        (Method::Post, ["user", "repos"]) => {
+            unknown("a repository created in the authenticated user's own account")
+        }
+        (Method::Post, ["orgs", org, "repos"] | ["admin", "users", org, "repos"]) => pair(
+            Some((*org).to_owned()),
+            text("name"),
+            "a new repository needs its `name`",
+        ),
+        (
+            Method::Post | Method::Delete,
+            ["repos", _, _, "issues", _, "dependencies" | "blocks"],
+        ) => pair(
+            text("owner"),
+            text("repo"),
+            "the other issue's repository is not named",
+        ),
+        (Method::Put, ["notifications"]) => {
+            unknown("marking every notification read reaches every repository")
+        }
+        (Method::Patch, ["notifications", "threads", _]) => {
+            unknown("a notification thread may be about any repository")
+        }
+        _ => return None,
+    })
 }
 
 /// The repository a forge API path (below `/api/v1`, percent-encoded) is about.
@@ -258,6 +355,87 @@ mod tests {
             "{why}"
         );
         assert!(l.refusal("/repositories/3").unwrap().contains("by its id"));
+    }
+
+    #[test]
+    fn what_a_body_makes_a_request_reach_is_held_to_the_list() {
+        let l = list("acme/*");
+        let post = |path: &str, body: serde_json::Value| super::super::Request {
+            method: Method::Post,
+            body: Some(super::super::Payload::Json(body)),
+            ..super::super::Request::get(path)
+        };
+        let cases = [
+            (
+                post(
+                    "/repos/acme/w/forks",
+                    serde_json::json!({"organization": "other"}),
+                ),
+                false,
+            ),
+            (
+                post(
+                    "/repos/acme/w/forks",
+                    serde_json::json!({"organization": "acme", "name": "w2"}),
+                ),
+                true,
+            ),
+            (post("/repos/acme/w/forks", serde_json::json!({})), false),
+            (
+                post(
+                    "/repos/acme/w/generate",
+                    serde_json::json!({"owner": "other", "name": "x"}),
+                ),
+                false,
+            ),
+            (
+                post(
+                    "/repos/acme/w/transfer",
+                    serde_json::json!({"new_owner": "other"}),
+                ),
+                false,
+            ),
+            (
+                post("/orgs/other/repos", serde_json::json!({"name": "x"})),
+                false,
+            ),
+            (
+                post("/orgs/acme/repos", serde_json::json!({"name": "x"})),
+                true,
+            ),
+            (post("/user/repos", serde_json::json!({"name": "x"})), false),
+            (
+                post(
+                    "/repos/acme/w/issues/1/dependencies",
+                    serde_json::json!({"owner": "other", "repo": "s", "index": 1}),
+                ),
+                false,
+            ),
+            (
+                post(
+                    "/repos/acme/w/issues/1/comments",
+                    serde_json::json!({"body": "x"}),
+                ),
+                true,
+            ),
+        ];
+        for (request, allowed) in cases {
+            let why = l.request_refusal(&request);
+            assert_eq!(
+                why.is_none(),
+                allowed,
+                "{} {:?}: {why:?}",
+                request.path,
+                request.body
+            );
+        }
+        let mut free = super::super::Request::get("/version");
+        free.free_path = true;
+        assert!(l.request_refusal(&free).is_some());
+        assert!(
+            l.request_refusal(&super::super::Request::get("/version"))
+                .is_none()
+        );
     }
 
     proptest! {

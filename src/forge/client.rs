@@ -4,8 +4,10 @@
 //!
 //! - `Authorization: token …` (marked sensitive) when a token is given; `Sudo` when asked.
 //! - In read-only mode, anything but GET is refused before it is sent.
-//! - Redirects are followed by hand: only for GET, at most [`MAX_REDIRECTS`] hops, and a hop to
-//!   another origin drops `Authorization` and `Sudo`.
+//! - Redirects are followed by hand: only for GET, at most [`MAX_REDIRECTS`] hops, and only
+//!   within the forge's API, each hop held to the allow-list; one leaving the API is an error
+//!   (so credentials never travel elsewhere, and the forge cannot point this server at any
+//!   address its network reaches).
 //! - GETs are retried on 429 (when `Retry-After` fits the budget) and on 500/502/503/504, with
 //!   exponential backoff and jitter; other methods are never retried.
 //! - Bodies are read in chunks and refused past the size cap, without buffering the rest.
@@ -175,7 +177,7 @@ impl Client {
             .options
             .allow
             .as_ref()
-            .and_then(|a| a.refusal(&request.path))
+            .and_then(|a| a.request_refusal(request))
         {
             return Err(ForgeError::NotAllowed {
                 request: request.describe(),
@@ -299,7 +301,6 @@ impl Client {
     ) -> Result<Response, ForgeError> {
         let started = Instant::now();
         let mut url = self.url_for(request);
-        let mut same_origin = true;
         for _ in 0..=MAX_REDIRECTS {
             let mut builder = self
                 .http
@@ -310,15 +311,14 @@ impl Client {
                     Accept::Json => "application/json",
                     Accept::Text => "text/plain, */*",
                     Accept::Binary => "*/*",
+                    Accept::Any => "application/json, text/plain;q=0.9, */*;q=0.8",
                 },
             );
-            if same_origin {
-                if let Some(token) = token {
-                    builder = builder.header(header::AUTHORIZATION, self.authorization(token)?);
-                }
-                if let Some(sudo) = &request.sudo {
-                    builder = builder.header("Sudo", sudo.as_str());
-                }
+            if let Some(token) = token {
+                builder = builder.header(header::AUTHORIZATION, self.authorization(token)?);
+            }
+            if let Some(sudo) = &request.sudo {
+                builder = builder.header("Sudo", sudo.as_str());
             }
             builder = match &request.body {
                 None => builder,
@@ -332,28 +332,43 @@ impl Client {
             let response = builder
                 .send()
                 .await
-                .map_err(|e| self.transport_error(request, &e))?;
+                .map_err(|e| self.transport_error(request, &e, token))?;
             let status = response.status();
             if status.is_redirection() {
-                let location = response
+                let raw = response
                     .headers()
                     .get(header::LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_owned();
-                if request.method != Method::Get {
-                    return Err(ForgeError::Redirect {
-                        request: request.describe(),
-                        location,
-                        why: "only GET requests follow redirects",
-                    });
-                }
-                let next = url.join(&location).map_err(|_| ForgeError::Redirect {
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .unwrap_or_default();
+                // What the forge (or a proxy) wrote there may carry the token back, or
+                // credentials of its own: neither may reach a message or a log.
+                let location = shown_location(&raw, token);
+                let refuse = |why| ForgeError::Redirect {
                     request: request.describe(),
                     location: location.clone(),
-                    why: "the location is not a URL",
-                })?;
-                same_origin = same_origin && next.origin() == self.api.origin();
+                    why,
+                };
+                if request.method != Method::Get {
+                    return Err(refuse("only GET requests follow redirects"));
+                }
+                let next = url
+                    .join(&raw)
+                    .map_err(|_| refuse("the location is not a URL"))?;
+                // Followed only within the forge's API, each hop held to the allow-list like
+                // any request: an API answer that moved elsewhere is not the forge's, and
+                // following it would let the forge (or a proxy) make this server fetch any
+                // address its network reaches.
+                let Some(path) = self.api_path(&next) else {
+                    return Err(refuse(
+                        "redirects are followed only within the forge's API, and this one leaves it",
+                    ));
+                };
+                if let Some(why) = self.options.allow.as_ref().and_then(|a| a.refusal(&path)) {
+                    return Err(ForgeError::NotAllowed {
+                        request: request.describe(),
+                        why: format!("the forge redirected it to {location}, and {why}"),
+                    });
+                }
                 url = next;
                 continue;
             }
@@ -368,7 +383,7 @@ impl Client {
         }
         Err(ForgeError::Redirect {
             request: request.describe(),
-            location: url.to_string(),
+            location: shown_location(url.as_str(), token),
             why: "too many redirects",
         })
     }
@@ -411,7 +426,7 @@ impl Client {
         let response = builder
             .send()
             .await
-            .map_err(|e| self.transport_error(&request, &e))?;
+            .map_err(|e| self.transport_error(&request, &e, token))?;
         if response.status().is_redirection() {
             return Err(ForgeError::Redirect {
                 request: url.to_string(),
@@ -429,6 +444,16 @@ impl Client {
             Body::Json(value) => Ok(value.to_string()),
             Body::Empty => Ok(String::new()),
         }
+    }
+
+    /// The path of `url` below the API root (`/repos/…`), when it is the forge's API.
+    fn api_path(&self, url: &Url) -> Option<String> {
+        if url.origin() != self.api.origin() {
+            return None;
+        }
+        let root = self.api.path().trim_end_matches('/');
+        let rest = url.path().strip_prefix(root)?;
+        rest.starts_with('/').then(|| rest.to_owned())
     }
 
     fn url_for(&self, request: &Request) -> Url {
@@ -479,7 +504,7 @@ impl Client {
                     request: request.describe(),
                     limit,
                 },
-                ReadError::Transport(e) => self.transport_error(request, &e),
+                ReadError::Transport(e) => self.transport_error(request, &e, token),
             })?;
         let bytes = scrub(bytes, token);
         let body = if bytes.is_empty() || status == StatusCode::NO_CONTENT {
@@ -499,6 +524,16 @@ impl Client {
                 })?),
                 Accept::Text => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
                 Accept::Binary => Body::Text(BASE64.encode(&bytes)),
+                Accept::Any if content_type(&headers).contains("json") => {
+                    Body::Json(serde_json::from_slice(&bytes).map_err(|e| {
+                        ForgeError::Unreadable {
+                            request: request.describe(),
+                            status: status.as_u16(),
+                            detail: format!("its JSON does not parse ({e}): {}", excerpt(&bytes)),
+                        }
+                    })?)
+                }
+                Accept::Any => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
             }
         };
         Ok(Response {
@@ -512,7 +547,15 @@ impl Client {
         })
     }
 
-    fn transport_error(&self, request: &Request, error: &reqwest::Error) -> ForgeError {
+    /// What went wrong on the way, in words that name no credential: the error's causes name
+    /// the URL asked, which after a redirect is the forge's choice and may carry the token.
+    fn transport_error(
+        &self,
+        request: &Request,
+        error: &reqwest::Error,
+        token: Option<&Token>,
+    ) -> ForgeError {
+        let chain = |e: &reqwest::Error| scrub_text(&error_chain(e), token);
         let url = self.instance().to_string();
         if error.is_timeout() {
             ForgeError::Timeout {
@@ -521,7 +564,7 @@ impl Client {
                 seconds: self.options.timeout.as_secs(),
             }
         } else if error.is_connect() {
-            let mut detail = error_chain(error);
+            let mut detail = chain(error);
             // What rustls says when it reads a plain-HTTP answer as TLS.
             if url.starts_with("https:") && detail.contains("InvalidContentType") {
                 detail.push_str(" (the forge seems to speak plain HTTP here: use an http:// URL)");
@@ -530,7 +573,7 @@ impl Client {
         } else {
             ForgeError::Broken {
                 request: request.describe(),
-                detail: error_chain(error),
+                detail: chain(error),
             }
         }
     }
@@ -596,26 +639,109 @@ fn reqwest_method(method: Method) -> reqwest::Method {
     }
 }
 
-/// `bytes` with every occurrence of the token's text replaced by `***`.
-fn scrub(bytes: Vec<u8>, token: Option<&Token>) -> Vec<u8> {
+/// `bytes` with every occurrence of the token replaced by `***`: written as it is, or with any
+/// of its characters escaped as JSON (`\u0067`, `\/`), percent-encoded (`%67`) or written as an
+/// HTML character reference (`&#x67;`, `&#103;`), so that no way of echoing it hands it on.
+pub(crate) fn scrub(bytes: Vec<u8>, token: Option<&Token>) -> Vec<u8> {
     let Some(secret) = token.map(Token::secret).map(str::as_bytes) else {
         return bytes;
     };
-    if bytes.windows(secret.len()).all(|w| w != secret) {
+    let Some(&first) = secret.first() else {
         return bytes;
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut rest = bytes.as_slice();
-    while !rest.is_empty() {
-        if rest.starts_with(secret) {
-            out.extend_from_slice(b"***");
-            rest = &rest[secret.len()..];
-        } else {
-            out.push(rest[0]);
-            rest = &rest[1..];
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let maybe = b == first || b == b'\\' || b == b'%' || b == b'&';
+        match maybe.then(|| encoded_at(&bytes, i, secret)).flatten() {
+            Some(end) => {
+                let out = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+                out.extend_from_slice(&bytes[copied..i]);
+                out.extend_from_slice(b"***");
+                copied = end;
+                i = end;
+            }
+            None => i += 1,
         }
     }
-    out
+    match out {
+        Some(mut out) => {
+            out.extend_from_slice(&bytes[copied..]);
+            out
+        }
+        None => bytes,
+    }
+}
+
+/// Where the secret, each of its characters written plainly or escaped, ends when it starts at
+/// `start`.
+fn encoded_at(bytes: &[u8], start: usize, secret: &[u8]) -> Option<usize> {
+    let mut at = start;
+    for &wanted in secret {
+        at += one_char_at(&bytes[at..], wanted)?;
+    }
+    Some(at)
+}
+
+/// How many bytes at the start of `rest` spell the character `wanted`, if they do.
+fn one_char_at(rest: &[u8], wanted: u8) -> Option<usize> {
+    let first = *rest.first()?;
+    if first.eq(&wanted) {
+        return Some(1);
+    }
+    let hex = |digits: &[u8]| -> Option<u32> {
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    let is = |code: Option<u32>| code == Some(u32::from(wanted));
+    match first {
+        b'\\' if rest.get(1) == Some(&b'u') && rest.len() >= 6 && is(hex(&rest[2..6])) => Some(6),
+        b'\\' if rest.get(1) == Some(&wanted) && wanted == b'/' => Some(2),
+        b'%' if rest.len() >= 3 && is(hex(&rest[1..3])) => Some(3),
+        b'&' if rest.get(1) == Some(&b'#') => {
+            let (digits_at, radix) = match rest.get(2) {
+                Some(b'x' | b'X') => (3, 16),
+                _ => (2, 10),
+            };
+            let len = rest[digits_at..]
+                .iter()
+                .take(8)
+                .take_while(|b| match radix {
+                    16 => b.is_ascii_hexdigit(),
+                    _ => b.is_ascii_digit(),
+                })
+                .count();
+            let digits = std::str::from_utf8(&rest[digits_at..digits_at + len]).ok()?;
+            let code = u32::from_str_radix(digits, radix).ok();
+            let end = digits_at + len;
+            (len > 0 && rest.get(end) == Some(&b';') && is(code)).then_some(end + 1)
+        }
+        _ => None,
+    }
+}
+
+/// `text` with the token scrubbed as [`scrub`] does.
+fn scrub_text(text: &str, token: Option<&Token>) -> String {
+    String::from_utf8_lossy(&scrub(text.as_bytes().to_vec(), token)).into_owned()
+}
+
+/// A `Location` as messages may show it: the token scrubbed and credentials dropped.
+fn shown_location(location: &str, token: Option<&Token>) -> String {
+    let scrubbed = scrub(location.as_bytes().to_vec(), token);
+    let text = String::from_utf8_lossy(&scrubbed);
+    let text = match Url::parse(&text) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.to_string()
+        }
+        _ => text.into_owned(),
+    };
+    super::printable(&text)
 }
 
 /// The forge's own message from an error body (`{"message": …}` and friends), else an excerpt;
@@ -777,6 +903,27 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(error_message(StatusCode::NOT_FOUND, body), *expected);
         }
+    }
+
+    #[test]
+    fn the_token_is_scrubbed_however_it_is_written() {
+        let token = Token::new("good-token-01").unwrap();
+        let cases: &[(&str, &str)] = &[
+            ("x good-token-01 y", "x *** y"),
+            (r#"{"t":"\u0067ood-token-01"}"#, r#"{"t":"***"}"#),
+            ("a=%67%6F%6fd%2Dtoken-01&b", "a=***&b"),
+            ("&#x67;ood-token-&#48;1.", "***."),
+            ("good-token-0", "good-token-0"),
+            (r"\n\u0067 %zz &#;", r"\n\u0067 %zz &#;"),
+        ];
+        for (text, expected) in cases {
+            let scrubbed = scrub(text.as_bytes().to_vec(), Some(&token));
+            assert_eq!(String::from_utf8(scrubbed).unwrap(), *expected, "{text}");
+        }
+        assert_eq!(
+            shown_location("https://u:p@evil.example/x?t=good-token-01", Some(&token)),
+            "https://evil.example/x?t=***"
+        );
     }
 
     #[test]

@@ -58,6 +58,8 @@ pub enum Accept {
     Text,
     /// Any bytes (an archive), returned base64-encoded as text.
     Binary,
+    /// JSON when the answer says it is JSON, text otherwise.
+    Any,
 }
 
 /// What a request sends.
@@ -98,6 +100,9 @@ pub struct Request {
     pub accept: Accept,
     /// Act as this user (`Sudo` header; needs an admin token).
     pub sudo: Option<String>,
+    /// The caller chose the path freely (a generated tool, the escape hatch): with a
+    /// repository allow-list, only a listed repository's path may be sent.
+    pub free_path: bool,
 }
 
 impl Request {
@@ -109,6 +114,7 @@ impl Request {
             body: None,
             accept: Accept::Json,
             sudo: None,
+            free_path: false,
         }
     }
 

@@ -116,9 +116,13 @@ pub struct Finding {
 
 /// The closest of `candidates` to `name`, when it is close enough to be a likely typo.
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(2);
+    let len = name.chars().count();
+    let limit = (len / 3).max(2);
     candidates
         .into_iter()
+        // A candidate whose length differs by more than the limit cannot be within it: skipped
+        // before the distance, so that a caller's huge name costs nothing.
+        .filter(|c| c.chars().count().abs_diff(len) <= limit)
         .map(|c| (edit_distance(name, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, *c))

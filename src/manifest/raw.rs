@@ -320,19 +320,11 @@ pub struct TextDef {
     /// The argument naming one file of a unified diff: the answer is that file's part, and
     /// without it the list of files.
     pub diff_file: Option<String>,
-    /// The text was written by forge users (a file, a log, a wiki page), and how the forge
-    /// shows it: hidden text is made visible and a resource's text block is enveloped.
-    pub untrusted: Option<RenderingDef>,
-}
-
-/// How the forge shows a user-written text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RenderingDef {
-    /// As it is (a file, a log, a diff).
-    Plain,
-    /// As markdown (a wiki page).
-    Markdown,
+    /// The text was written by forge users (a file, a log, a wiki page): how the forge shows it
+    /// and who may have written it, in the words of the `untrusted` pipe (`plain`,
+    /// `by_extension(ARG)`, `writers(ARG)`, …). Hidden text is made visible and the text block
+    /// enveloped.
+    pub untrusted: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -455,10 +447,6 @@ pub struct ToolDef {
     /// Types of this tool's fields that differ from the manifest's `field_types` (same form).
     #[serde(default)]
     pub field_types: IndexMap<String, Vec<Spanned<String>>>,
-    /// The repository the call creates or changes besides the one its path names, as
-    /// `{owner_arg}/{name_arg}`, or `unknown` when it cannot be told before the call: what
-    /// `--allow-repos` holds the call to.
-    pub touches: Option<Spanned<String>>,
     /// Where the repository of the answer (of each item, for a list) is: a JSONPath to its
     /// full name, or two, to its owner and its name. With `--allow-repos`, items outside are
     /// left out and an answer outside is withheld.
@@ -486,6 +474,9 @@ pub enum AcceptDef {
     Text,
     /// The answer is any bytes (an archive): the result is them, base64-encoded.
     Binary,
+    /// Whatever the forge sends: JSON when it says so, else text (shown through the tool's
+    /// `text:` window when it has one).
+    Any,
 }
 
 #[derive(Debug, Deserialize)]

@@ -133,6 +133,8 @@ pub fn read_result(uri: &str, output: ReadOutput, with_token: bool) -> ReadResou
 /// `{uri, reason, upstream_status?}`.
 pub fn error(table: &ErrorTable, uri: &str, error: &Error) -> ErrorData {
     let reason = table.reason(error);
+    // The URI as asked, unless it is past what the parser reads (then it was refused for it).
+    let uri = crate::engine::error::cut(uri, crate::engine::uri::MAX_URI_LEN);
     let mut data = json!({"uri": uri, "reason": reason.as_str()});
     if let Some(status) = error.upstream_status() {
         data["upstream_status"] = json!(status);

@@ -26,6 +26,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use self::convert::Refusal;
 use crate::config::Surface;
+use crate::engine::error::echo;
 use crate::forge::Token;
 use crate::service::{CallError, Called, Listing, Service};
 
@@ -187,7 +188,7 @@ impl ServerHandler for Server {
             .catalog()
             .resources()
             .iter()
-            .filter(|r| !r.is_concrete())
+            .filter(|r| !r.is_concrete() && r.offered())
             .map(convert::template)
             .collect();
         let (items, next) = convert::page(all, cursor(&request))?;
@@ -220,7 +221,7 @@ impl ServerHandler for Server {
                     .catalog()
                     .resources()
                     .iter()
-                    .filter(|r| r.is_concrete())
+                    .filter(|r| r.is_concrete() && r.offered())
                     .map(convert::concrete)
                     .collect();
                 (concrete, applicable.first().map(|&s| (s, 1)))
@@ -297,7 +298,7 @@ impl ServerHandler for Server {
             Ok(output) => Ok(convert::read_result(&request.uri, output, token.is_some()).into()),
             Err(error) => {
                 let reason = self.service.catalog().errors.reason(&error);
-                tracing::info!(uri = %request.uri, %reason, "read failed: {error}");
+                tracing::info!(uri = %echo(&request.uri), %reason, "read failed: {}", self.service.catalog().errors.message(&error));
                 Err(convert::error(
                     &self.service.catalog().errors,
                     &request.uri,
@@ -337,7 +338,7 @@ impl ServerHandler for Server {
             }
             Err(CallError::Failed(error)) => {
                 let errors = &self.service.catalog().errors;
-                tracing::info!(tool = %request.name, reason = %errors.reason(&error), "call failed: {error}");
+                tracing::info!(tool = %echo(&request.name), reason = %errors.reason(&error), "call failed: {}", errors.message(&error));
                 Ok(convert::tool_failure(
                     errors.message(&error),
                     Some((errors.reason(&error), error.upstream_status())),
@@ -346,7 +347,7 @@ impl ServerHandler for Server {
             }
             Err(CallError::Read { uri, error }) => {
                 let errors = &self.service.catalog().errors;
-                tracing::info!(%uri, reason = %errors.reason(&error), "read_resource failed: {error}");
+                tracing::info!(uri = %echo(&uri), reason = %errors.reason(&error), "read_resource failed: {}", errors.message(&error));
                 Ok(convert::read_failure(errors, &uri, &error).into())
             }
         }

@@ -2,8 +2,10 @@
 //! server through rmcp's client over a child process, and as a command line.
 
 pub mod catalog_world;
+pub mod delivered;
 pub mod fake_forge;
 pub mod fixtures;
+pub mod generic;
 pub mod raw;
 pub mod render;
 pub mod search_eval;

@@ -20,6 +20,7 @@ use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
 use super::param::{Rule, RuleKind};
+use super::policy::marks::{self, Shown, Writer};
 use super::project::{Expr, ExprError, Field, FieldType, Projection};
 use super::render::Renderer;
 use super::request::RequestTemplate;
@@ -458,18 +459,26 @@ impl Compiler {
         let fields = self.fields(file, raw, sources, vars, "");
         let projection = Projection::new(fields);
         for mark in projection.marks() {
-            let Some(author) = &mark.author else { continue };
-            let sibling = match mark.field.rsplit_once('.') {
-                Some((parent, _)) => format!("{parent}.{author}"),
-                None => author.clone(),
-            };
-            if !projection.has(&sibling) {
-                let top = mark.field.split('.').next().unwrap_or_default();
-                let pos = raw.get(top).map_or(Pos::start(file), |v| Pos::of(file, v));
-                self.push(pos, checks::EXPRESSION, format!(
-                    "field `{}`: `untrusted({author})` names `{author}`, which is not a field beside it; name the field that holds who wrote the text",
-                    mark.field
-                ));
+            let top = mark.field.split('.').next().unwrap_or_default();
+            let pos = raw.get(top).map_or(Pos::start(file), |v| Pos::of(file, v));
+            match &mark.writer {
+                Writer::Author(path) => {
+                    let found = mark.author_field().filter(|a| projection.has(a));
+                    if found.is_none() {
+                        self.push(pos, checks::EXPRESSION, format!(
+                            "field `{}`: `untrusted({path})` names `{path}`, which is not a field beside it (or, with `../`, of an enclosing object); name the field that holds who wrote the text",
+                            mark.field
+                        ));
+                    }
+                }
+                Writer::WritersAt(arg) if !vars.contains(&arg.as_str()) => {
+                    let hint = did_you_mean(arg, vars.iter().copied());
+                    self.push(pos, checks::UNBOUND_PLACEHOLDER, format!(
+                        "field `{}`: `untrusted(writers({arg}))` names `{arg}`, which is not a variable or argument here{hint}",
+                        mark.field
+                    ));
+                }
+                _ => {}
             }
         }
         (self.findings.len() == before).then_some(projection)
@@ -616,6 +625,49 @@ impl Compiler {
             )?),
             None => None,
         };
+        let untrusted = match &t.untrusted {
+            None => None,
+            Some(words) => match marks::parse(&words.value, true) {
+                Ok(mark) => {
+                    let named = [
+                        match &mark.shown {
+                            Shown::ByExtension(arg) => Some(arg),
+                            Shown::As(_) => None,
+                        },
+                        match &mark.writer {
+                            Writer::WritersAt(arg) => Some(arg),
+                            _ => None,
+                        },
+                    ];
+                    for arg in named.into_iter().flatten() {
+                        if !vars.contains(&arg.as_str()) {
+                            let hint = did_you_mean(arg, vars.iter().copied());
+                            self.push(
+                                Pos::of(file, words),
+                                checks::UNBOUND_PLACEHOLDER,
+                                format!("`text.untrusted` names `{arg}`, which is not a variable or argument here{hint}"),
+                            );
+                        }
+                    }
+                    if matches!(mark.writer, Writer::Author(_)) {
+                        self.push(
+                            Pos::of(file, words),
+                            checks::EXPRESSION,
+                            "`text.untrusted` names an author field, but a text has no fields beside it; say `writers`, `writers(ARG)`, or nothing (anyone may have written it)".to_owned(),
+                        );
+                    }
+                    Some(mark)
+                }
+                Err(why) => {
+                    self.push(
+                        Pos::of(file, words),
+                        checks::EXPRESSION,
+                        format!("`text.untrusted`: {why}"),
+                    );
+                    None
+                }
+            },
+        };
         let max_lines = match &t.max_lines {
             Some(n) => self.positive(file, n)?,
             None => DEFAULT_TEXT_LINES,
@@ -633,10 +685,7 @@ impl Compiler {
             max_bytes,
             keep: t.keep,
             diff_file: t.diff_file.clone(),
-            untrusted: t.untrusted.map(|r| match r {
-                raw::RenderingDef::Plain => super::untrusted::Rendering::Plain,
-                raw::RenderingDef::Markdown => super::untrusted::Rendering::Markdown,
-            }),
+            untrusted,
         })
     }
 

@@ -224,6 +224,7 @@ impl Compiler {
             cache,
             provisional,
             tool: def.tool.as_ref().map(|t| t.value.clone()),
+            withheld: None,
         })
     }
 

@@ -15,7 +15,7 @@ use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
 use crate::engine::schema::{Check, Schema};
-use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, Touches, summary_of};
+use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, summary_of};
 use crate::forge::{Accept, Method};
 use crate::manifest::checks;
 use crate::manifest::raw::{self, AcceptDef, ArgLocation};
@@ -146,7 +146,7 @@ impl Compiler {
             .as_ref()
             .and_then(|p| self.item_schema(def, p, &local_types));
         let secrets = self.secrets(file, &def.secrets);
-        let scope = self.tool_scope(def, &arg_names);
+        let scope = self.tool_scope(def);
         let call = call?;
         let mut annotations = Annotations::for_method(call.method.fixed());
         if let Some(a) = &def.annotations {
@@ -207,38 +207,16 @@ impl Compiler {
                 None | Some(AcceptDef::Json) => Accept::Json,
                 Some(AcceptDef::Text) => Accept::Text,
                 Some(AcceptDef::Binary) => Accept::Binary,
+                Some(AcceptDef::Any) => Accept::Any,
             },
             via: None,
             generated: false,
         })
     }
 
-    /// What `--allow-repos` holds the tool to: `touches` and `repository_of`.
-    fn tool_scope(&mut self, def: &raw::ToolDef, arg_names: &[&str]) -> Scope {
+    /// What `--allow-repos` holds the tool's answers to: `repository_of`.
+    fn tool_scope(&mut self, def: &raw::ToolDef) -> Scope {
         let file = FileId::Tools;
-        let touches = def.touches.as_ref().and_then(|t| {
-            if t.value == "unknown" {
-                return Some(Touches::Unknown);
-            }
-            let parsed = t.value.split_once('/').and_then(|(o, r)| {
-                let arg = |s: &str| s.strip_prefix('{')?.strip_suffix('}').map(str::to_owned);
-                Some((arg(o)?, arg(r)?))
-            });
-            match parsed {
-                Some((o, r))
-                    if arg_names.contains(&o.as_str()) && arg_names.contains(&r.as_str()) =>
-                {
-                    Some(Touches::Args(o, r))
-                }
-                _ => {
-                    self.push(Pos::of(file, t), checks::BAD_ARGUMENT, format!(
-                        "`touches: {}` must be `{{owner_argument}}/{{name_argument}}` naming two arguments of the tool, or `unknown`",
-                        t.value
-                    ));
-                    None
-                }
-            }
-        });
         let repository_of = match def.repository_of.as_ref().map(|r| (r, &r.value)) {
             None => Vec::new(),
             Some((at, raw::OneOrTwo::One(path))) => self
@@ -270,10 +248,7 @@ impl Compiler {
                 Vec::new()
             }
         };
-        Scope {
-            touches,
-            repository_of,
-        }
+        Scope { repository_of }
     }
 
     /// Parses a `field_types` map; a bad type name is a finding.
@@ -656,7 +631,7 @@ impl Compiler {
 fn body_conflict(args: &[Arg]) -> Option<String> {
     let named = |location: ArgLocation| -> Vec<&str> {
         args.iter()
-            .filter(|a| a.location == location)
+            .filter(|a| a.location == location && !a.local)
             .map(|a| a.name.as_str())
             .collect()
     };

@@ -1,5 +1,8 @@
 //! Assembling a read's content blocks from its answers, in three steps: project the answers
-//! into the JSON value, bound it to the answer's budget, render the blocks.
+//! into the JSON value ([`Read::project_answers`]), bound it to the answer's budget, render the
+//! blocks ([`Read::finish`]). Between the first and the others the policy runs on the
+//! projected value (`engine::policy`): the service withholds there what lockdown does not keep,
+//! so the budget counts what is shown.
 
 use serde_json::{Map, Value};
 
@@ -9,13 +12,14 @@ use super::{
     remove_matches,
 };
 use crate::engine::answer::{self, Expected};
-use crate::engine::bound::{self, Window};
+use crate::engine::bound::{self, PageRequest, Window};
 use crate::engine::error::{Error, Invalid};
+use crate::engine::policy::{self, marks, marks::Mark};
 use crate::engine::project::{Context, Meta, Projection};
 use crate::engine::request::{substitute, text_of};
 use crate::engine::text::Cut;
 use crate::engine::tool::{ENVELOPE_ROOM, within};
-use crate::engine::untrusted::{self, Envelope, Mark};
+use crate::engine::untrusted::{Envelope, Rendering};
 use crate::forge::Response;
 use crate::manifest::raw::Window as WindowKind;
 
@@ -43,9 +47,36 @@ struct Bounded {
     text: Option<String>,
 }
 
+/// What a list page's bound needs besides its items: the window's count and whether more
+/// remain, and the page asked for.
+type ListPage = (Window<()>, PageRequest);
+
+/// A read's answers projected: the JSON value, before lockdown and the bound.
+pub struct Projected {
+    /// The answer's value; for a list, `{"items": [...]}` until the bound fits the page.
+    pub value: Value,
+    /// The primary answer (its secrets removed), which the text and the markdown still read.
+    body: Value,
+    with: Vec<Value>,
+    total_count: Option<u64>,
+    answered: Option<String>,
+    /// A list page's window (its items are in `value`).
+    page: Option<ListPage>,
+    /// The notice shown instead of the text block, when lockdown withheld the text.
+    pub withheld_text: Option<String>,
+    /// The notice shown instead of the markdown block, when lockdown withheld top-level text.
+    pub withheld_markdown: Option<String>,
+}
+
 impl Read<'_> {
-    /// Builds the content blocks from every answer.
+    /// Builds the content blocks from every answer, with nothing withheld.
     pub fn assemble(&self, answers: Vec<Answer>) -> Result<ReadOutput, Error> {
+        let projected = self.project_answers(answers)?;
+        self.finish(projected)
+    }
+
+    /// Step 1: the answers checked and projected into the read's JSON value.
+    pub fn project_answers(&self, answers: Vec<Answer>) -> Result<Projected, Error> {
         let Answered {
             alternative,
             primary,
@@ -68,20 +99,98 @@ impl Read<'_> {
             }
         };
         self.expect_shape(&body, request.as_str(), status)?;
+        let (mut value, page) = {
+            let ctx = Context {
+                primary: &body,
+                with: &with,
+                args: &self.args,
+                meta: Meta {
+                    total_count,
+                    answered,
+                },
+                instance: self.catalog.instance(),
+            };
+            self.run_checks(&ctx)?;
+            self.project(&ctx, has_next, embeds)?
+        };
+        policy::clean(&mut value, Rendering::Plain, self.catalog.instance());
+        Ok(Projected {
+            value,
+            body,
+            with,
+            total_count,
+            answered: answered.map(str::to_owned),
+            page,
+            withheld_text: None,
+            withheld_markdown: None,
+        })
+    }
+
+    /// Steps 2 and 3: the projected value (after lockdown) bounded and rendered.
+    pub fn finish(&self, projected: Projected) -> Result<ReadOutput, Error> {
+        let Projected {
+            value,
+            body,
+            with,
+            total_count,
+            answered,
+            page,
+            withheld_text,
+            withheld_markdown,
+        } = projected;
         let ctx = Context {
             primary: &body,
             with: &with,
             args: &self.args,
             meta: Meta {
                 total_count,
-                answered,
+                answered: answered.as_deref(),
             },
             instance: self.catalog.instance(),
         };
-        self.run_checks(&ctx)?;
-        let value = self.project(&ctx, has_next, embeds)?;
-        let bounded = self.bound(value, &ctx)?;
-        self.render(bounded, &ctx)
+        let value = match (page, value) {
+            (Some((window, page)), Value::Object(mut map)) => {
+                let items = match map.remove("items") {
+                    Some(Value::Array(items)) => items,
+                    _ => Vec::new(),
+                };
+                let tool = self.list_tool().unwrap_or_default().to_owned();
+                self.list_envelope(window, items, page, &tool)
+            }
+            (_, value) => value,
+        };
+        let bounded = self.bound(value, &ctx, withheld_text)?;
+        self.render(bounded, &ctx, withheld_markdown)
+    }
+
+    /// The fields of the answer marked `| untrusted`, each with where it sits (`""` at the
+    /// top, `items[].` in a list, `recent_comments[].` in an embed); a text block's own mark,
+    /// as `text`.
+    pub fn marks(&self) -> Vec<(String, Mark)> {
+        let within = |prefix: &str, p: &Projection| {
+            p.marks()
+                .into_iter()
+                .map(|m| (prefix.to_owned(), m))
+                .collect::<Vec<_>>()
+        };
+        match &self.resource.shape {
+            Shape::List { item, .. } => within("items[].", item),
+            Shape::Entity { project, embeds } => {
+                let mut all = within("", project);
+                for embed in embeds {
+                    all.extend(within(&format!("{}[].", embed.field), &embed.item));
+                }
+                all
+            }
+        }
+    }
+
+    /// The mark of the read's text block, when it has one.
+    pub fn text_mark(&self) -> Option<&marks::TextMark> {
+        self.resource
+            .text
+            .as_ref()
+            .and_then(|t| t.untrusted.as_ref())
     }
 
     /// Sorts the answers by slot; a failed one was the read's error already (`follow_up`).
@@ -118,7 +227,7 @@ impl Read<'_> {
         ctx: &Context,
         has_next: Option<bool>,
         mut embeds: Vec<EmbedAnswers>,
-    ) -> Result<Value, Error> {
+    ) -> Result<(Value, Option<ListPage>), Error> {
         let body = ctx.primary;
         Ok(match &self.resource.shape {
             Shape::List {
@@ -137,9 +246,22 @@ impl Read<'_> {
                     }
                     WindowKind::Server => bound::server_page(items, page),
                 };
-                self.list_envelope(window, page, item, tool)
+                let projected: Vec<Value> = window
+                    .items
+                    .iter()
+                    .map(|i| item.apply(&Context::item(i, &self.args).at(ctx.instance)))
+                    .collect();
+                let rest = Window {
+                    items: Vec::new(),
+                    total: window.total,
+                    has_more: window.has_more,
+                };
+                (
+                    serde_json::json!({ "items": projected }),
+                    Some((rest, page)),
+                )
             }
-            Shape::List { item, .. } => item.apply(ctx),
+            Shape::List { item, .. } => (item.apply(ctx), None),
             Shape::Entity {
                 project,
                 embeds: declared,
@@ -189,21 +311,30 @@ impl Read<'_> {
                     let mention = self.catalog.mention(&embed.tool);
                     embed_into(&mut value, embed, mention, items, total, has_next, ctx);
                 }
-                value
+                (value, None)
             }
         })
     }
 
     /// Step 2, bound: the text block cut to a range of lines that fits beside the JSON, then
     /// the JSON fitted to the room left.
-    fn bound(&self, mut value: Value, ctx: &Context) -> Result<Bounded, Error> {
+    fn bound(
+        &self,
+        mut value: Value,
+        ctx: &Context,
+        withheld_text: Option<String>,
+    ) -> Result<Bounded, Error> {
         let budget = self.catalog.max_answer_bytes;
         let mut text_block = None;
         if let Some(text) = &self.resource.text
             && !matches!(&self.resource.shape, Shape::List { only_arrays: true, .. } if ctx.primary.is_array())
         {
             let room = budget.saturating_sub(ENVELOPE_ROOM + bound::json_size(&value));
-            let cut = text.cut(text.text_of(ctx).as_deref(), &self.args, room)?;
+            // Withheld: the notice stands for the text, a diff's file names included.
+            let cut = match withheld_text {
+                Some(notice) => Cut::Lines(crate::engine::text::Window::whole(notice)),
+                None => text.cut(text.text_of(ctx).as_deref(), &self.args, room)?,
+            };
             let described = text.describe(&cut, |line, byte| {
                 let mut replace =
                     vec![(text.start_line.as_deref().unwrap_or(""), line.to_string())];
@@ -246,7 +377,12 @@ impl Read<'_> {
 
     /// Step 3, render: the blocks (JSON, text, markdown), what they say about untrusted text,
     /// and how long they may be reused.
-    fn render(&self, bounded: Bounded, ctx: &Context) -> Result<ReadOutput, Error> {
+    fn render(
+        &self,
+        bounded: Bounded,
+        ctx: &Context,
+        withheld_markdown: Option<String>,
+    ) -> Result<ReadOutput, Error> {
         let budget = self.catalog.max_answer_bytes;
         let Bounded { value, json, text } = bounded;
         let ttl_ms = match self.resource.cache {
@@ -267,8 +403,13 @@ impl Read<'_> {
             });
         }
         let marks = self.marks();
-        let meta = untrusted::describe(&marks);
-        if let Some(markdown) = &self.resource.markdown {
+        let meta = marks::describe(&marks);
+        if let (Some(_), Some(notice)) = (&self.resource.markdown, withheld_markdown) {
+            blocks.push(Block {
+                mime: "text/markdown",
+                text: notice,
+            });
+        } else if let Some(markdown) = &self.resource.markdown {
             // The block is the user's text when it shows any: who wrote it is read before the
             // fields are handed over.
             let extra_marks = markdown.extra.as_ref().map(Projection::marks);
@@ -282,8 +423,8 @@ impl Read<'_> {
             // Who wrote it: the author field a shown mark names, in the JSON's top level.
             let author = shown
                 .iter()
-                .filter_map(|m| m.author.as_deref())
-                .find_map(|a| value.get(a).and_then(Value::as_str))
+                .filter_map(|m| m.author_field())
+                .find_map(|a| value.get(&a).and_then(Value::as_str))
                 .map(str::to_owned);
             let shown = !shown.is_empty();
             // Only what the template reads is handed over: the renderer converts its whole
@@ -299,7 +440,11 @@ impl Read<'_> {
             if let Some(extra) = &markdown.extra
                 && let Value::Object(more) = extra.apply(ctx)
             {
-                context.extend(more);
+                let mut more = Value::Object(more);
+                policy::clean(&mut more, Rendering::Plain, ctx.instance);
+                if let Value::Object(more) = more {
+                    context.extend(more);
+                }
             }
             let text = self
                 .catalog
@@ -363,27 +508,6 @@ impl Read<'_> {
             }
             Shape::Entity { .. } => {
                 answer::expect(Expected::Object, Some(body), request, status, "")
-            }
-        }
-    }
-
-    /// The fields of the answer marked `| untrusted`, each with where it sits (`""` at the
-    /// top, `items[].` in a list, `recent_comments[].` in an embed).
-    fn marks(&self) -> Vec<(String, Mark)> {
-        let within = |prefix: &str, p: &Projection| {
-            p.marks()
-                .into_iter()
-                .map(|m| (prefix.to_owned(), m))
-                .collect::<Vec<_>>()
-        };
-        match &self.resource.shape {
-            Shape::List { item, .. } => within("items[].", item),
-            Shape::Entity { project, embeds } => {
-                let mut all = within("", project);
-                for embed in embeds {
-                    all.extend(within(&format!("{}[].", embed.field), &embed.item));
-                }
-                all
             }
         }
     }

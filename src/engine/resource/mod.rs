@@ -56,6 +56,8 @@ pub struct Resource {
     pub(crate) provisional: Option<Provisional>,
     /// For an entity: the tool whose endpoint it is (a list's tool is in its shape).
     pub(crate) tool: Option<String>,
+    /// Why the resource is not offered (its endpoint's tool is not), when it is not.
+    pub(crate) withheld: Option<String>,
 }
 
 /// When an answer of an immutable resource is not final yet, and how long it may be reused.
@@ -222,6 +224,11 @@ pub struct Read<'c> {
 }
 
 impl Resource {
+    /// Whether the resource is offered (its endpoint's tool is).
+    pub fn offered(&self) -> bool {
+        self.withheld.is_none()
+    }
+
     /// The tool whose endpoint the resource is: a list's tool, or an entity's `tool`.
     pub fn endpoint(&self) -> Option<&str> {
         match &self.shape {

@@ -5,7 +5,6 @@ use serde_json::{Map, Value};
 
 use super::{Carried, Read, Shape};
 use crate::engine::bound::{self, Fitted, LIMIT, Next, PAGE, PageRequest, Window};
-use crate::engine::project::{Context, Projection};
 use crate::engine::request::text_of;
 use crate::engine::tool::ENVELOPE_ROOM;
 
@@ -65,19 +64,15 @@ impl Read<'_> {
         args
     }
 
+    /// A list page's envelope, its projected `items` fitted to the budget, with how to go on.
     pub(super) fn list_envelope(
         &self,
-        window: Window<&Value>,
+        window: Window<()>,
+        items: Vec<Value>,
         page: PageRequest,
-        item: &Projection,
         tool: &str,
     ) -> Value {
         let budget = self.catalog.max_answer_bytes;
-        let items: Vec<Value> = window
-            .items
-            .iter()
-            .map(|i| item.apply(&Context::item(i, &self.args).at(self.catalog.instance())))
-            .collect();
         let fitted = Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
         let (page, total, has_more, cut, shown) = (
             fitted.page,

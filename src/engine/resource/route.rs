@@ -21,6 +21,13 @@ impl Catalog {
             .at(&parsed.path)
             .map_err(|_| Invalid::NoResource(raw.to_owned()))?;
         let resource = &self.resources[*matched.value];
+        if let Some(why) = &resource.withheld {
+            return Err(Invalid::Withheld {
+                resource: resource.name.clone(),
+                why: why.clone(),
+            }
+            .into());
+        }
         let mut args = Args::new();
         for (name, raw_value) in matched.params.iter() {
             let value = if resource.template.is_rest(name) {
