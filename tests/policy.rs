@@ -576,7 +576,7 @@ async fn a_clients_own_token_echoed_over_http_never_comes_back() {
     forge.route(
         "GET",
         &format!("{W}/labels"),
-        Reply::Redirect(format!("/user/login?t={CLIENT}")),
+        Reply::Redirect(format!("http://127.0.0.1:1/collect?t={CLIENT}")),
     );
     let http = Launch::new(&forge).start_http().await;
     let server = http.connect(Some(&format!("Bearer {CLIENT}"))).await;
