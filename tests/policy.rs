@@ -825,3 +825,33 @@ async fn no_redirect_of_the_corpus_leaks_the_token_or_leaves_the_allow_list() {
         reached_other(&forge)
     );
 }
+
+/// Completion candidates come from the forge: shown like any of its text.
+#[tokio::test]
+async fn completion_candidates_show_what_they_hide() {
+    let forge = tool_world::forge().await;
+    let mut sneaky = crate::support::fixtures::load("user.json");
+    sneaky["login"] = json!("ali\u{200B}ce\u{202E}");
+    sneaky["username"] = json!("ali\u{200B}ce\u{202E}");
+    forge.route(
+        "GET",
+        "/users/search",
+        Reply::PagedObject {
+            body: json!({"ok": true, "data": [sneaky]}),
+            inner: "data".into(),
+        },
+    );
+    let server = Launch::new(&forge).start().await;
+    let owners = server
+        .client
+        .complete_resource_argument("forgejo://owner/{owner}", "owner", "ali", None)
+        .await
+        .unwrap();
+    assert!(
+        owners.values.iter().any(|v| v == "ali\\u{200b}ce\\u{202e}"),
+        "{:?}",
+        owners.values
+    );
+    assert!(owners.values.iter().all(|v| hidden_in(v).is_empty()), "{:?}", owners.values);
+    server.stop().await;
+}
