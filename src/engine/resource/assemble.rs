@@ -100,16 +100,7 @@ impl Read<'_> {
         };
         self.expect_shape(&body, request.as_str(), status)?;
         let (mut value, page) = {
-            let ctx = Context {
-                primary: &body,
-                with: &with,
-                args: &self.args,
-                meta: Meta {
-                    total_count,
-                    answered,
-                },
-                instance: self.catalog.instance(),
-            };
+            let ctx = self.context(&body, &with, total_count, answered);
             self.run_checks(&ctx)?;
             self.project(&ctx, has_next, embeds)?
         };
@@ -138,16 +129,7 @@ impl Read<'_> {
             withheld_text,
             withheld_markdown,
         } = projected;
-        let ctx = Context {
-            primary: &body,
-            with: &with,
-            args: &self.args,
-            meta: Meta {
-                total_count,
-                answered: answered.as_deref(),
-            },
-            instance: self.catalog.instance(),
-        };
+        let ctx = self.context(&body, &with, total_count, answered.as_deref());
         let value = match (page, value) {
             (Some((window, page)), Value::Object(mut map)) => {
                 let items = match map.remove("items") {
@@ -161,6 +143,26 @@ impl Read<'_> {
         };
         let bounded = self.bound(value, &ctx, withheld_text)?;
         self.render(bounded, &ctx, withheld_markdown)
+    }
+
+    /// What the projections and the markdown read of the answers.
+    fn context<'a>(
+        &'a self,
+        body: &'a Value,
+        with: &'a [Value],
+        total_count: Option<u64>,
+        answered: Option<&'a str>,
+    ) -> Context<'a> {
+        Context {
+            primary: body,
+            with,
+            args: &self.args,
+            meta: Meta {
+                total_count,
+                answered,
+            },
+            instance: self.catalog.instance(),
+        }
     }
 
     /// The fields of the answer marked `| untrusted`, each with where it sits (`""` at the
