@@ -111,6 +111,37 @@ async fn a_body_sent_too_slowly_gets_408_and_its_slot_serves_a_new_client() {
 }
 
 #[tokio::test]
+async fn a_body_still_arriving_takes_no_place_among_the_requests_in_progress() {
+    let forge = FakeForge::standard().await;
+    let http = Launch::new(&forge)
+        .arg("--max-concurrent-requests")
+        .arg("1")
+        .start_http()
+        .await;
+    let address = authority(&http);
+    let before = open_fds(http.pid());
+    let mut slow = TcpStream::connect(&address).await.unwrap();
+    slow.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    accepted(&http, before, 1).await;
+    // The only place is free while that body is still on its way.
+    let answer = tokio::time::timeout(
+        WITHIN,
+        http.post(&crate::support::initialize_body("2025-06-18"), &[]),
+    )
+    .await
+    .expect("the request is answered");
+    assert_eq!(answer.status(), 200);
+}
+
+#[tokio::test]
 async fn an_answer_nobody_reads_is_cut_off_and_its_slot_serves_a_new_client() {
     const REQUESTS: usize = 64;
     let forge = FakeForge::standard().await;

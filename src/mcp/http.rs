@@ -444,6 +444,7 @@ fn router(
         max_concurrent_requests: config.max_concurrent_requests,
         request_timeout: config.request_timeout,
         permits,
+        body_budget: Arc::new(Semaphore::new(body_budget(config))),
     };
     let readiness = Arc::new(Readiness {
         service,
@@ -464,6 +465,16 @@ fn router(
         .layer(middleware::from_fn(log_request))
 }
 
+/// Bytes of request bodies held in memory at once: as many whole bodies as requests are
+/// served at once (64 MiB by default). Bodies are read before a request counts as in progress,
+/// so this, and not the concurrency limit, bounds what slow senders make the server hold.
+fn body_budget(config: &HttpConfig) -> usize {
+    config
+        .max_concurrent_requests
+        .saturating_mul(config.max_body_bytes)
+        .min(Semaphore::MAX_PERMITS)
+}
+
 /// What the guard needs to know.
 #[derive(Clone)]
 struct Guard {
@@ -473,6 +484,8 @@ struct Guard {
     max_concurrent_requests: usize,
     request_timeout: Duration,
     permits: Arc<Semaphore>,
+    /// Bytes of request bodies in memory, received or waiting for their handler.
+    body_budget: Arc<Semaphore>,
 }
 
 impl Guard {
@@ -503,16 +516,6 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     if let Err(why) = one_target(&request) {
         return refusal(StatusCode::BAD_REQUEST, format!("Bad Request: {why}"), None);
     }
-    // Only a POST makes the server work. A GET is an event stream that may stay open for
-    // minutes (sessions only) and would pin a slot doing nothing.
-    let permit = if request.method() == Method::POST {
-        match guard.permits.clone().try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => return busy(&guard, request).await,
-        }
-    } else {
-        None
-    };
     let settled = match guard.settle(request.headers()) {
         Ok(settled) => settled,
         Err(error) => {
@@ -529,13 +532,23 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     let auth = settled.source.as_str();
     let (mut parts, body) = request.into_parts();
     let mut mcp_method = "-".to_owned();
+    // Held until the handler is done with the body, so bodies in memory stay within budget.
+    let mut buffered = None;
     let body = if parts.method == Method::POST {
-        match read_capped(&parts.headers, body, guard.max_body_bytes).await {
-            Ok(bytes) if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() => {
+        match read_capped(
+            &parts.headers,
+            body,
+            guard.max_body_bytes,
+            &guard.body_budget,
+        )
+        .await
+        {
+            Ok((bytes, _)) if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() => {
                 return parse_error();
             }
-            Ok(bytes) => {
+            Ok((bytes, held)) => {
                 mcp_method = peek_method(&bytes);
+                buffered = held;
                 Body::from(bytes)
             }
             Err(BodyError::TooLarge) => {
@@ -550,6 +563,7 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
                 );
             }
             Err(BodyError::Late) => return too_late(guard.request_timeout),
+            Err(BodyError::OverBudget) => return over_budget(),
             Err(BodyError::Unreadable(detail)) => {
                 return refusal(
                     StatusCode::BAD_REQUEST,
@@ -561,9 +575,22 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     } else {
         body
     };
+    // Only a POST makes the server work, and only once its body is in: one still arriving is
+    // bounded by the request deadline and the body budget, not by this limit, so slow senders
+    // cannot take every place. A GET is an event stream that may stay open for minutes
+    // (sessions only) and would pin a place doing nothing.
+    let permit = if parts.method == Method::POST {
+        match guard.permits.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => return busy(&guard),
+        }
+    } else {
+        None
+    };
     parts.extensions.insert(settled);
     let deleting = parts.method == Method::DELETE;
     let mut response = next.run(Request::from_parts(parts, body)).await;
+    drop(buffered);
     // rmcp answers a session's DELETE with 202, which clients of the older revisions (both
     // Python SDKs among them) read as a failure: the session is gone, so say 204.
     if deleting && response.status() == StatusCode::ACCEPTED {
@@ -598,16 +625,10 @@ fn one_target(request: &Request) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// The 503 of a POST over `--max-concurrent-requests`. Its body is read first (up to the body
-/// limit): answering before it arrived and then closing would reset the connection under the
-/// client's retry. A body too large to read is answered with `Connection: close` instead.
-async fn busy(guard: &Guard, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let drained = match read_capped(&parts.headers, body, guard.max_body_bytes).await {
-        Err(BodyError::Late) => return too_late(guard.request_timeout),
-        read => read.is_ok(),
-    };
-    let mut response = refusal(
+/// The 503 of a POST over `--max-concurrent-requests`. Its body was read first: answering
+/// before it arrived and then closing would reset the connection under the client's retry.
+fn busy(guard: &Guard) -> Response {
+    refusal(
         StatusCode::SERVICE_UNAVAILABLE,
         format!(
             "Service Unavailable: {} requests are already in progress \
@@ -615,12 +636,22 @@ async fn busy(guard: &Guard, request: Request) -> Response {
             guard.max_concurrent_requests
         ),
         Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
+    )
+}
+
+/// The 503 of a body that would take the bodies being received past their budget; the rest
+/// of it is not read, so the connection is closed.
+fn over_budget() -> Response {
+    let mut response = refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Service Unavailable: the request bodies being received already fill their memory \
+         budget (--max-concurrent-requests times --max-body-bytes); retry shortly"
+            .to_owned(),
+        Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
     );
-    if !drained {
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 
@@ -682,11 +713,19 @@ enum BodyError {
     TooLarge,
     /// The request deadline passed first.
     Late,
+    /// The bodies being received would go past their budget.
+    OverBudget,
     Unreadable(String),
 }
 
-/// Reads a body of at most `limit` bytes, refusing a larger one without reading it all.
-async fn read_capped(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, BodyError> {
+/// Reads a body of at most `limit` bytes, refusing a larger one without reading it all. Each
+/// chunk takes its size from `budget`, which the returned permit holds until dropped.
+async fn read_capped(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    budget: &Arc<Semaphore>,
+) -> Result<(Bytes, Option<OwnedSemaphorePermit>), BodyError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -695,6 +734,7 @@ async fn read_capped(headers: &HeaderMap, body: Body, limit: usize) -> Result<By
         return Err(BodyError::TooLarge);
     }
     let mut collected = Vec::new();
+    let mut held: Option<OwnedSemaphorePermit> = None;
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
@@ -707,9 +747,18 @@ async fn read_capped(headers: &HeaderMap, body: Body, limit: usize) -> Result<By
         if chunk.len() > limit - collected.len() {
             return Err(BodyError::TooLarge);
         }
+        let size = u32::try_from(chunk.len()).map_err(|_| BodyError::TooLarge)?;
+        let taken = budget
+            .clone()
+            .try_acquire_many_owned(size)
+            .map_err(|_| BodyError::OverBudget)?;
+        match &mut held {
+            Some(held) => held.merge(taken),
+            None => held = Some(taken),
+        }
         collected.extend_from_slice(&chunk);
     }
-    Ok(Bytes::from(collected))
+    Ok((Bytes::from(collected), held))
 }
 
 /// The JSON-RPC method of a request body, for the log; `-` when there is none (a response, a
@@ -929,6 +978,23 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(peek_method(body.as_bytes()), *expected, "{body}");
         }
+    }
+
+    #[tokio::test]
+    async fn bodies_in_memory_stay_within_their_budget() {
+        let budget = Arc::new(Semaphore::new(30));
+        let body = || Body::from(vec![b' '; 20]);
+        let (bytes, held) = read_capped(&HeaderMap::new(), body(), 100, &budget)
+            .await
+            .ok()
+            .unwrap();
+        assert_eq!((bytes.len(), budget.available_permits()), (20, 10));
+        let second = read_capped(&HeaderMap::new(), body(), 100, &budget).await;
+        assert!(matches!(second, Err(BodyError::OverBudget)));
+        drop(held);
+        assert_eq!(budget.available_permits(), 30);
+        let third = read_capped(&HeaderMap::new(), body(), 10, &budget).await;
+        assert!(matches!(third, Err(BodyError::TooLarge)));
     }
 
     #[test]
