@@ -32,9 +32,22 @@ pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = S::MAX_CONCURRENT_REQUESTS.nu
 /// Seconds an HTTP connection gets to send a request's headers, from its opening or from its
 /// previous answer: slow senders and idle keep-alive connections are closed after it.
 pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = S::HEADER_TIMEOUT.number();
+/// Seconds an HTTP request gets to arrive whole, headers and body, counted like the header
+/// timeout: a slow body cannot hold its connection longer.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = S::REQUEST_TIMEOUT.number();
+/// Seconds an HTTP answer waits for the client to read more of it before the connection is
+/// closed: a client that never reads cannot hold its connection either.
+pub const DEFAULT_WRITE_TIMEOUT_SECS: u64 = S::WRITE_TIMEOUT.number();
 /// HTTP connections open at once when no cap is configured; well below the usual descriptor
 /// limit of 1024, so that upstream connections and files still get descriptors.
 pub const DEFAULT_MAX_CONNECTIONS: usize = S::MAX_CONNECTIONS.number() as usize;
+/// The fewest HTTP connections worth serving: the descriptor limit must leave room for this
+/// many, or the server does not start (a handful of idle sockets would shut everyone out).
+pub const MIN_CONNECTIONS: usize = 16;
+/// The fewest descriptors kept for everything but the HTTP connections: the dozen the process
+/// holds whatever the load (stdio, the runtime's poller and waker, the signal pipe, the
+/// listener) and a score of connections to the forge.
+pub const MIN_SPARE_DESCRIPTORS: usize = 32;
 /// `Host` names always accepted: the loopback names, so a local client keeps working whatever
 /// else is allowed. A page of another site cannot make a browser send them (DNS rebinding
 /// changes the address a name resolves to, not the name in `Host`).
@@ -246,6 +259,18 @@ pub enum ConfigError {
     Remote { addr: SocketAddr },
     #[error("{name}: `{value}` is not a whole number above 0")]
     Count { name: String, value: String },
+    #[error(
+        "the descriptor limit (ulimit -n) is {limit}: once {spare} are kept for the forge and \
+         the server itself, it leaves room for {room} HTTP connections, and at least \
+         {MIN_CONNECTIONS} are needed; raise it to {needed} or more (ulimit -n, or \
+         LimitNOFILE= in a systemd unit)"
+    )]
+    Descriptors {
+        limit: usize,
+        spare: usize,
+        room: usize,
+        needed: usize,
+    },
     #[error("{name}: {why}")]
     AllowRepos {
         name: String,
@@ -536,6 +561,12 @@ pub struct HttpFlags {
     #[arg(long = S::MAX_CONNECTIONS.flag, value_name = S::MAX_CONNECTIONS.value,
         help = S::MAX_CONNECTIONS.help_text())]
     pub max_connections: Option<usize>,
+    #[arg(long = S::REQUEST_TIMEOUT.flag, value_name = S::REQUEST_TIMEOUT.value,
+        help = S::REQUEST_TIMEOUT.help_text())]
+    pub request_timeout: Option<u64>,
+    #[arg(long = S::WRITE_TIMEOUT.flag, value_name = S::WRITE_TIMEOUT.value,
+        help = S::WRITE_TIMEOUT.help_text())]
+    pub write_timeout: Option<u64>,
     #[arg(long = S::SESSIONS.flag, help = S::SESSIONS.help_text())]
     pub sessions: bool,
 }
@@ -557,6 +588,8 @@ impl HttpFlags {
                 .or(outer.max_concurrent_requests),
             header_timeout: self.header_timeout.or(outer.header_timeout),
             max_connections: self.max_connections.or(outer.max_connections),
+            request_timeout: self.request_timeout.or(outer.request_timeout),
+            write_timeout: self.write_timeout.or(outer.write_timeout),
             sessions: self.sessions || outer.sessions,
         }
     }
@@ -576,6 +609,8 @@ impl HttpFlags {
             ),
             (self.header_timeout.is_some(), &S::HEADER_TIMEOUT),
             (self.max_connections.is_some(), &S::MAX_CONNECTIONS),
+            (self.request_timeout.is_some(), &S::REQUEST_TIMEOUT),
+            (self.write_timeout.is_some(), &S::WRITE_TIMEOUT),
             (self.sessions, &S::SESSIONS),
         ]
         .into_iter()
@@ -600,8 +635,17 @@ pub struct HttpConfig {
     pub max_concurrent_requests: usize,
     /// How long a connection may take to send a request's headers (and may sit idle).
     pub header_timeout: Duration,
-    /// Connections open at once; past it, new ones wait in the listen queue.
+    /// How long a request may take to arrive whole, from the connection's opening or its
+    /// previous answer.
+    pub request_timeout: Duration,
+    /// How long an answer may wait for the client to read more of it.
+    pub write_timeout: Duration,
+    /// Connections open at once: `--max-connections`, or less when the descriptor limit
+    /// leaves room for fewer. Past it, a new connection takes the place of an idle one, or
+    /// waits in the listen queue.
     pub max_connections: usize,
+    /// Set when the descriptor limit lowered `--max-connections`, for the start-up warning.
+    pub lowered: Option<Lowered>,
     /// Give clients of the revisions before 2026-07-28 a session (`Mcp-Session-Id`), which
     /// then lives in this process only; without it every request stands alone.
     pub sessions: bool,
@@ -701,6 +745,18 @@ impl HttpConfig {
             S::HEADER_TIMEOUT.env,
             DEFAULT_HEADER_TIMEOUT_SECS,
         )?;
+        let request_timeout = look.count(
+            flags.request_timeout,
+            "--request-timeout",
+            S::REQUEST_TIMEOUT.env,
+            DEFAULT_REQUEST_TIMEOUT_SECS,
+        )?;
+        let write_timeout = look.count(
+            flags.write_timeout,
+            "--write-timeout",
+            S::WRITE_TIMEOUT.env,
+            DEFAULT_WRITE_TIMEOUT_SECS,
+        )?;
         let max_connections = count(
             flags.max_connections,
             "--max-connections",
@@ -710,6 +766,7 @@ impl HttpConfig {
         // A semaphore counts in u32; more requests than that at once is not a limit anyway.
         let max_concurrent_requests = max_concurrent_requests.min(u32::MAX as usize);
         let max_connections = max_connections.min(u32::MAX as usize);
+        let (max_connections, lowered) = connection_cap(max_connections, descriptor_limit())?;
         Ok(Some(HttpConfig {
             addr,
             remote,
@@ -719,10 +776,76 @@ impl HttpConfig {
             max_body_bytes,
             max_concurrent_requests,
             header_timeout: Duration::from_secs(header_timeout),
+            request_timeout: Duration::from_secs(request_timeout),
+            write_timeout: Duration::from_secs(write_timeout),
             max_connections,
+            lowered,
             sessions,
         }))
     }
+}
+
+/// `--max-connections` lowered to what the descriptor limit leaves room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lowered {
+    /// What `--max-connections` (or its default) asked for.
+    pub asked: usize,
+    /// The descriptor limit (`ulimit -n`).
+    pub limit: usize,
+    /// The descriptors kept for everything but the connections.
+    pub spare: usize,
+}
+
+/// Descriptors kept for everything but the HTTP connections, out of a limit of `limit`. The
+/// rest of the server needs them in proportion to the traffic those connections bring:
+/// connections to the forge (up to `--max-upstream-requests` at once, plus the idle ones its
+/// pool keeps), DNS lookups, the catalog's cache. A share grows with the deployment where a
+/// fixed count would be all of a small limit and a sliver of a large one; a quarter leaves
+/// 768 of the usual 1024 to clients (room for the default 512) and 256 for the forge, four
+/// times its default 64 requests at once.
+pub fn spare_descriptors(limit: usize) -> usize {
+    (limit / 4).max(MIN_SPARE_DESCRIPTORS)
+}
+
+/// The connections served at once, `asked` lowered to what a descriptor limit of `limit`
+/// leaves (each connection holds one descriptor, and accepting one never goes past the cap);
+/// an error when that is fewer than [`MIN_CONNECTIONS`]. No limit known: `asked`.
+pub fn connection_cap(
+    asked: usize,
+    limit: Option<usize>,
+) -> Result<(usize, Option<Lowered>), ConfigError> {
+    let Some(limit) = limit else {
+        return Ok((asked, None));
+    };
+    let spare = spare_descriptors(limit);
+    let room = limit.saturating_sub(spare);
+    if room < MIN_CONNECTIONS {
+        return Err(ConfigError::Descriptors {
+            limit,
+            spare,
+            room,
+            // Below four times the floor, the floor is what is kept.
+            needed: MIN_CONNECTIONS + MIN_SPARE_DESCRIPTORS,
+        });
+    }
+    if asked <= room {
+        return Ok((asked, None));
+    }
+    Ok((
+        room,
+        Some(Lowered {
+            asked,
+            limit,
+            spare,
+        }),
+    ))
+}
+
+/// The soft limit on open descriptors, where the system tells it (Linux's /proc).
+fn descriptor_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// `host` or `host:port`, as a `Host` header carries it.
@@ -1112,6 +1235,93 @@ mod tests {
         assert_eq!(c.max_concurrent_requests, DEFAULT_MAX_CONCURRENT_REQUESTS);
         let ipv6 = http(&http_flags("[::1]:8080"), &[]).unwrap().unwrap();
         assert!(!ipv6.remote);
+    }
+
+    #[test]
+    fn the_request_and_write_deadlines_are_settings() {
+        let c = http(&http_flags("127.0.0.1:0"), &[]).unwrap().unwrap();
+        assert_eq!(
+            (c.request_timeout, c.write_timeout),
+            (Duration::from_secs(30), Duration::from_secs(30))
+        );
+        let env = [
+            ("FORGELENS_REQUEST_TIMEOUT", "5"),
+            ("FORGELENS_WRITE_TIMEOUT", "7"),
+        ];
+        let c = http(&http_flags("127.0.0.1:0"), &env).unwrap().unwrap();
+        assert_eq!(
+            (c.request_timeout, c.write_timeout),
+            (Duration::from_secs(5), Duration::from_secs(7))
+        );
+        let flags = HttpFlags {
+            request_timeout: Some(1),
+            ..http_flags("127.0.0.1:0")
+        };
+        let c = http(&flags, &env).unwrap().unwrap();
+        assert_eq!(c.request_timeout, Duration::from_secs(1));
+        let zero = HttpFlags {
+            write_timeout: Some(0),
+            ..http_flags("127.0.0.1:0")
+        };
+        assert!(matches!(
+            http(&zero, &[]),
+            Err(ConfigError::Count { name, .. }) if name == "--write-timeout"
+        ));
+        assert_eq!(
+            HttpFlags {
+                request_timeout: Some(3),
+                ..HttpFlags::default()
+            }
+            .first_given(),
+            Some("--request-timeout".to_owned())
+        );
+    }
+
+    #[test]
+    fn the_descriptor_limit_bounds_the_connections() {
+        assert_eq!(connection_cap(512, None).unwrap(), (512, None));
+        assert_eq!(connection_cap(512, Some(1024)).unwrap(), (512, None));
+        assert_eq!(connection_cap(512, Some(1 << 20)).unwrap(), (512, None));
+        // A quarter kept: 768 of 1024 would do for 700.
+        assert_eq!(connection_cap(700, Some(1024)).unwrap(), (700, None));
+        assert_eq!(
+            connection_cap(800, Some(1024)).unwrap(),
+            (
+                768,
+                Some(Lowered {
+                    asked: 800,
+                    limit: 1024,
+                    spare: 256
+                })
+            )
+        );
+        // Below 128 the floor of 32 is kept.
+        assert_eq!(
+            connection_cap(512, Some(128)).unwrap(),
+            (
+                96,
+                Some(Lowered {
+                    asked: 512,
+                    limit: 128,
+                    spare: 32
+                })
+            )
+        );
+        assert_eq!(connection_cap(512, Some(48)).unwrap().0, MIN_CONNECTIONS);
+        for limit in [47, 40, 10, 0] {
+            let error = connection_cap(4, Some(limit)).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::Descriptors { needed: 48, .. }),
+                "{limit}: {error:?}"
+            );
+        }
+        let message = connection_cap(512, Some(40)).unwrap_err().to_string();
+        assert!(
+            message.contains("(ulimit -n) is 40")
+                && message.contains("room for 8 HTTP connections")
+                && message.contains("raise it to 48"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -389,7 +389,7 @@ pub const MAX_CONNECTIONS: Setting = Setting {
     value: Some("N"),
     env: &["FORGELENS_MAX_CONNECTIONS"],
     default: Default::Number(512),
-    help: "Connections open at once; more wait to be accepted. Lowered at start-up, with a warning, to the descriptor limit (`ulimit -n`) minus 128.",
+    help: "Connections open at once. Past it, a new connection closes the one idle longest (between requests, or not yet through a request's headers); when none is idle, it waits to be accepted. Lowered at start-up, with a warning, to what the descriptor limit (`ulimit -n`) leaves once a quarter of it (at least 32) is kept for the rest of the server; a limit that leaves room for fewer than 16 connections is refused.",
     what: "connections open at once",
     note: "",
 };
@@ -401,6 +401,26 @@ pub const HEADER_TIMEOUT: Setting = Setting {
     default: Default::Number(10),
     help: "Seconds a connection gets to send a request's headers, from its opening or its previous answer; slow and idle connections are closed after it.",
     what: "time to send headers",
+    note: "",
+};
+
+pub const REQUEST_TIMEOUT: Setting = Setting {
+    flag: "request-timeout",
+    value: Some("SECONDS"),
+    env: &["FORGELENS_REQUEST_TIMEOUT"],
+    default: Default::Number(30),
+    help: "Seconds a request gets to arrive whole, headers and body, from the connection's opening or its previous answer; a later one gets 408 and its connection is closed.",
+    what: "time to send a whole request",
+    note: "",
+};
+
+pub const WRITE_TIMEOUT: Setting = Setting {
+    flag: "write-timeout",
+    value: Some("SECONDS"),
+    env: &["FORGELENS_WRITE_TIMEOUT"],
+    default: Default::Number(30),
+    help: "Seconds an answer waits for the client to read more of it; a client that reads nothing for that long (an event stream's included) has its connection closed.",
+    what: "time to read an answer",
     note: "",
 };
 
@@ -448,6 +468,8 @@ pub const SERVER: &[&Setting] = &[
     &MAX_CONCURRENT_REQUESTS,
     &MAX_CONNECTIONS,
     &HEADER_TIMEOUT,
+    &REQUEST_TIMEOUT,
+    &WRITE_TIMEOUT,
     &SESSIONS,
 ];
 

@@ -1,8 +1,9 @@
 //! A bounded load and fault run: the hardening of `hardening.rs` exercised at volume, through
-//! the binary. Six scenarios — forge faults and hostile arguments over stdio, a client that
-//! stops reading stdout, an HTTP connection attack, 503s on reused connections, and hostile
-//! HTTP targets — each count every attempt and every wrong outcome; a table of the figures is
-//! printed and every scenario must end with no failure. Takes about a minute in release mode,
+//! the binary. Eight scenarios — forge faults and hostile arguments over stdio, a client that
+//! stops reading stdout, an HTTP connection attack, 503s on reused connections, hostile HTTP
+//! targets, and new clients among hundreds of idle and slow-body connections at the default
+//! settings and under `ulimit -n 128` — each count every attempt and every wrong outcome; a
+//! table of the figures is printed and every scenario must end with no failure. Takes about a minute in release mode,
 //! so ignored by default; run it with `scripts/load-fault.sh` (or
 //! `cargo test --release --test main load_fault -- --ignored --nocapture --test-threads 1`).
 
@@ -15,6 +16,7 @@ use rmcp::model::{CallToolResult, ErrorData, ResourceContents};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
+use crate::http_slots::Limited;
 use crate::support::fake_forge::Reply;
 use crate::support::fixtures::LABEL_ID;
 use crate::support::raw::Raw;
@@ -55,6 +57,21 @@ const REUSE_PADDING: usize = 4 * 1024;
 /// f. Raw requests with an ambiguous target or a body that is not JSON.
 const HOSTILE_TARGETS: usize = 300;
 const TARGET_CONCURRENCY: usize = 8;
+
+/// g. At the default settings: connections held open doing nothing, and connections sending
+/// a body a byte at a time, then new clients one after another, each on a new connection.
+const CROWD_IDLE: usize = 600;
+const CROWD_SLOW: usize = 100;
+const NEW_CLIENTS: usize = 50;
+/// How soon each new client must be answered while the crowd holds on.
+const NEW_CLIENT_DEADLINE: Duration = Duration::from_secs(2);
+/// How often a slow-body connection sends one more byte.
+const TRICKLE: Duration = Duration::from_millis(500);
+
+/// h. The same under a descriptor limit of 128.
+const SMALL_LIMIT: u32 = 128;
+const SMALL_IDLE: usize = 60;
+const SMALL_SLOW: usize = 10;
 
 /// Failures kept per scenario to show what went wrong.
 const SHOWN_FAILURES: usize = 5;
@@ -124,6 +141,12 @@ async fn load_and_fault_run() {
     ));
     tallies.push(timed_one(busy_connections_stay_usable()).await);
     tallies.push(timed_one(hostile_targets()).await);
+    let (crowd, figures) = timed(crowd_at_default_settings()).await;
+    tallies.push(crowd);
+    notes.push(format!("g. {figures}"));
+    let (small, figures) = timed(crowd_under_a_small_limit()).await;
+    tallies.push(small);
+    notes.push(format!("h. {figures}"));
 
     println!();
     println!("| scenario | tried | failed | seconds |");
@@ -817,4 +840,153 @@ async fn hostile_targets() -> Tally {
         tally.record(outcome);
     }
     tally
+}
+
+// g and h. New clients among idle and slow-body connections.
+
+/// Opens `idle` connections that send nothing and `slow` that send a request's headers and
+/// then its body a byte every [`TRICKLE`], interleaved; the trickle runs until `stop`.
+async fn crowd(
+    address: &str,
+    idle: usize,
+    slow: usize,
+    stop: Arc<AtomicBool>,
+) -> (Vec<tokio::net::TcpStream>, tokio::task::JoinHandle<()>) {
+    let total = idle + slow;
+    let every = total / slow.max(1);
+    let (mut silent, mut trickling) = (Vec::new(), Vec::new());
+    for i in 0..total {
+        let Ok(mut socket) = tokio::net::TcpStream::connect(address).await else {
+            continue;
+        };
+        if i % every == 0 && trickling.len() < slow {
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{{"
+            );
+            let _ = socket.write_all(head.as_bytes()).await;
+            trickling.push(socket);
+        } else {
+            silent.push(socket);
+        }
+    }
+    let trickle = tokio::spawn(async move {
+        while !stop.load(Ordering::SeqCst) {
+            tokio::time::sleep(TRICKLE).await;
+            for socket in &mut trickling {
+                let _ = socket.write_all(b" ").await;
+            }
+        }
+    });
+    (silent, trickle)
+}
+
+/// One new client's request on a connection of its own; how long it took, or what went wrong.
+async fn new_client(client: &reqwest::Client, address: &str, i: usize) -> Result<Duration, String> {
+    let started = Instant::now();
+    let request = if i.is_multiple_of(2) {
+        client.get(format!("http://{address}/healthz"))
+    } else {
+        client
+            .post(format!("http://{address}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(crate::support::initialize_body("2025-06-18"))
+    };
+    let answered = tokio::time::timeout(NORMAL_DEADLINE, async {
+        let response = request.send().await?;
+        let status = response.status();
+        response.bytes().await?;
+        Ok::<_, reqwest::Error>(status)
+    })
+    .await;
+    let took = started.elapsed();
+    match answered {
+        Ok(Ok(status)) if status == 200 && took <= NEW_CLIENT_DEADLINE => Ok(took),
+        Ok(Ok(status)) if status == 200 => Err(format!(
+            "client {i}: answered after {:.2} s",
+            took.as_secs_f64()
+        )),
+        Ok(Ok(status)) => Err(format!("client {i}: status {status}")),
+        Ok(Err(e)) => Err(format!("client {i}: {e}")),
+        Err(_) => Err(format!("client {i}: no answer within {NORMAL_DEADLINE:?}")),
+    }
+}
+
+/// New clients one after another while the crowd holds on; the tally and its figures.
+async fn new_clients_among_a_crowd(
+    scenario: &'static str,
+    address: &str,
+    pid: u32,
+    (idle, slow): (usize, usize),
+) -> (Tally, String) {
+    let mut tally = Tally::new(scenario);
+    let before = open_fds(pid);
+    let stop_sampling = Arc::new(AtomicBool::new(false));
+    let sampler = sample_fds(pid, stop_sampling.clone());
+    let stop_trickle = Arc::new(AtomicBool::new(false));
+    let (silent, trickle) = crowd(address, idle, slow, stop_trickle.clone()).await;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let mut took = Vec::new();
+    for i in 0..NEW_CLIENTS {
+        let outcome = new_client(&client, address, i).await;
+        if let Ok(t) = &outcome {
+            took.push(*t);
+        }
+        tally.record(outcome.map(drop));
+    }
+    stop_trickle.store(true, Ordering::SeqCst);
+    let _ = trickle.await;
+    drop(silent);
+    stop_sampling.store(true, Ordering::SeqCst);
+    let peak = sampler.await.unwrap();
+    took.sort();
+    let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let figures = format!(
+        "{idle} idle + {slow} slow-body connections: new clients answered in {:.1} ms \
+         (median), {:.1} ms (slowest) of {NEW_CLIENT_DEADLINE:?} allowed; descriptors: {before} \
+         before, {peak} at peak",
+        ms(took.get(took.len() / 2)),
+        ms(took.last()),
+    );
+    (tally, figures)
+}
+
+async fn crowd_at_default_settings() -> (Tally, String) {
+    let forge = FakeForge::standard().await;
+    let http = Launch::new(&forge)
+        .env("RUST_LOG", "info")
+        .start_http()
+        .await;
+    let (mut tally, figures) = new_clients_among_a_crowd(
+        "g. HTTP new clients among idle and slow-body connections",
+        &authority(&http),
+        http.pid(),
+        (CROWD_IDLE, CROWD_SLOW),
+    )
+    .await;
+    if http.log().contains("cannot accept") {
+        tally.fail(format!("accepting failed:\n{}", http.log()));
+    }
+    (tally, figures)
+}
+
+async fn crowd_under_a_small_limit() -> (Tally, String) {
+    let forge = FakeForge::standard().await;
+    let server = Limited::start(SMALL_LIMIT, &forge, &[]).await;
+    let pid = server.child.id().expect("the server runs");
+    let (mut tally, figures) = new_clients_among_a_crowd(
+        "h. HTTP new clients among idle and slow-body connections, ulimit -n 128",
+        &server.address,
+        pid,
+        (SMALL_IDLE, SMALL_SLOW),
+    )
+    .await;
+    if server.log().contains("cannot accept") {
+        tally.fail(format!("accepting failed:\n{}", server.log()));
+    }
+    (tally, format!("ulimit -n {SMALL_LIMIT}: {figures}"))
 }

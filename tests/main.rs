@@ -22,6 +22,7 @@ mod golden;
 mod guards;
 mod hardening;
 mod http;
+mod http_slots;
 mod injection;
 mod labels;
 mod lifecycle;

@@ -15,11 +15,24 @@
 //! rmcp hands the request's `http::request::Parts` to the handler through the request context,
 //! and the handler uses that token, and no other, for that request's upstream calls.
 //!
+//! Each connection holds a slot ([`slots`]) and gets three deadlines: hyper's header timeout,
+//! the request deadline (a request's headers and body must arrive within it, or it gets 408)
+//! and the write deadline (an answer the client reads nothing of closes the connection), the
+//! last two in [`deadline`]. At the cap, a new connection makes the one idle longest give way.
+//!
 //! Shutdown (SIGTERM or ctrl-c) stops accepting connections, waits for the requests in flight
 //! (at most [`SHUTDOWN_GRACE`]), then ends rmcp's event streams and sessions.
 
+mod deadline;
+mod door;
+mod slots;
+
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -30,8 +43,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt;
+use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -40,6 +53,9 @@ use thiserror::Error;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use self::deadline::{Arriving, LateBody, WriteDeadline};
+use self::door::Door;
+use self::slots::{GiveWay, InProgress, Slot, Slots, Tracker};
 use super::Server;
 use super::convert::Refusal;
 use crate::config::{HttpConfig, LOOPBACK_HOSTS};
@@ -149,17 +165,18 @@ struct Trace {
 
 /// Serves MCP over Streamable HTTP until SIGTERM or ctrl-c, then drains and returns.
 pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), HttpError> {
-    let listener = tokio::net::TcpListener::bind(config.addr)
-        .await
-        .map_err(|source| HttpError::Bind {
-            addr: config.addr,
-            source,
-        })?;
+    let bind_error = |source| HttpError::Bind {
+        addr: config.addr,
+        source,
+    };
+    let listener = door::bind(config.addr).map_err(bind_error)?;
     let local = listener.local_addr().map_err(HttpError::Serve)?;
+    let door = Door::new(listener).map_err(HttpError::Serve)?;
     let streams = CancellationToken::new();
     let permits = Arc::new(Semaphore::new(config.max_concurrent_requests));
     let app = router(service.clone(), config, streams.clone(), permits.clone());
     warn_about_exposure(config, &service);
+    warn_about_descriptors(config);
     // Printed whatever the log filter says: scripts and tests read the bound port here.
     eprintln!("forgelens: listening on http://{local}{MCP_PATH}");
     let stopping = CancellationToken::new();
@@ -169,47 +186,67 @@ pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), Htt
         permits,
         config.max_concurrent_requests,
     ));
-    let connections = Arc::new(Semaphore::new(connection_cap(config.max_connections)));
-    let graceful = GracefulShutdown::new();
+    let slots = Slots::new(config.max_connections);
     let mut http1 = hyper::server::conn::http1::Builder::new();
     // One timer covers a slow sender and an idle keep-alive connection: it runs whenever the
     // server waits for a request's headers, from the connection's opening or its last answer.
     http1
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout);
+    let app = TowerToHyperService::new(app);
+    // The listener still looks ready after an accept, until one finds its queue empty. Until
+    // then a newcomer may or may not be waiting, so only a connection idle since before that
+    // accept may give way: at worst one that has waited a while goes with nobody behind it,
+    // never one that just answered or just came.
+    let mut unconfirmed = None;
     loop {
-        // At the cap, new connections wait in the listen queue instead of taking descriptors.
-        let slot = tokio::select! {
-            slot = connections.clone().acquire_owned() => {
-                slot.expect("the connection semaphore is never closed")
-            }
+        let knocked = tokio::select! {
+            knocked = door.knocked() => knocked,
             () = stopping.cancelled() => break,
         };
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    // Out of descriptors, most likely: back off instead of spinning.
-                    tracing::warn!("cannot accept a connection: {error}");
-                    tokio::time::sleep(ACCEPT_BACKOFF).await;
-                    continue;
-                }
-            },
-            () = stopping.cancelled() => break,
-        };
-        let connection =
-            http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            let _slot = slot;
-            if let Err(error) = connection.await {
-                tracing::debug!("connection ended: {error}");
+        if let Err(error) = knocked {
+            tracing::warn!("cannot watch the listening socket: {error}");
+            tokio::time::sleep(ACCEPT_BACKOFF).await;
+            continue;
+        }
+        // Before the slot is taken: the connection it holds counts as idle since then.
+        let accepting = tokio::time::Instant::now();
+        // A slot first, then the connection: at the cap, it stays in the listen queue, taking
+        // no descriptor, while an idle connection gives way (or, none idle, until one frees).
+        let Some(slot) = slots.take() else {
+            slots.make_room(unconfirmed);
+            tokio::select! {
+                () = slots.changed() => {}
+                () = stopping.cancelled() => break,
             }
-        });
+            continue;
+        };
+        let stream = match door.accept().await {
+            None => {
+                unconfirmed = None;
+                continue;
+            }
+            Some(Ok(stream)) => stream,
+            Some(Err(error)) => {
+                // Out of descriptors, most likely: back off instead of spinning.
+                tracing::warn!("cannot accept a connection: {error}");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        unconfirmed = Some(accepting);
+        let io = TokioIo::new(WriteDeadline::new(stream, config.write_timeout));
+        let service = ConnectionService {
+            app: app.clone(),
+            tracker: slot.tracker(),
+            request_timeout: config.request_timeout,
+        };
+        let connection = http1.serve_connection(io, service);
+        tokio::spawn(run_connection(connection, slot, stopping.clone()));
     }
-    drop(listener);
+    drop(door);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        () = all_closed(&slots) => {}
         () = past_deadline(stopping) => {
             tracing::warn!("connections still open after the grace period; stopping anyway");
         }
@@ -220,31 +257,160 @@ pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), Htt
 
 /// How long to wait after a failed `accept` before the next one.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
-/// Descriptors kept free beside the connections: upstream connections, the listener, logs.
-const SPARE_DESCRIPTORS: usize = 128;
+/// How long a connection that gave way, having answered before, gets to flush that answer
+/// before its socket is dropped: enough for a client that reads, short for the one waiting.
+const EVICT_GRACE: Duration = Duration::from_secs(1);
 
-/// The connection cap, lowered (with a warning) when the process's descriptor limit would be
-/// reached first: a cap past it would let accepted connections starve everything else.
-fn connection_cap(configured: usize) -> usize {
-    let Some(limit) = descriptor_limit() else {
-        return configured;
-    };
-    let room = limit.saturating_sub(SPARE_DESCRIPTORS).max(1);
-    if configured > room {
-        tracing::warn!(
-            "--max-connections {configured} is beyond what the descriptor limit ({limit}, \
-             ulimit -n) leaves; serving at most {room} connections"
-        );
-        return room;
-    }
-    configured
+/// A connection as hyper serves it, over its write deadline.
+type HttpConnection = hyper::server::conn::http1::Connection<
+    TokioIo<WriteDeadline<tokio::net::TcpStream>>,
+    ConnectionService,
+>;
+
+/// Serves one connection, then frees its slot, once its socket is closed.
+async fn run_connection(connection: HttpConnection, slot: Slot, stopping: CancellationToken) {
+    drive(connection, &slot, stopping).await;
+    drop(slot);
 }
 
-/// The soft limit on open descriptors, where the system tells it (Linux's /proc).
-fn descriptor_limit() -> Option<usize> {
-    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
-    line.split_whitespace().nth(3)?.parse().ok()
+/// Drives one connection until it ends, gives way to a newcomer, or shutdown closes it.
+async fn drive(connection: HttpConnection, slot: &Slot, stopping: CancellationToken) {
+    let mut connection = std::pin::pin!(connection);
+    // One go first: a request already sent is then in progress, before the connection could
+    // be taken for idle.
+    if let Poll::Ready(ended) = futures::poll!(connection.as_mut()) {
+        return log_end(ended);
+    }
+    slot.mark_read();
+    let (mut evicted, mut stopped) = (false, false);
+    let mut cut_at = None;
+    loop {
+        tokio::select! {
+            ended = connection.as_mut() => return log_end(ended),
+            () = slot.evicted(), if !evicted => {
+                evicted = true;
+                match slot.give_way() {
+                    GiveWay::Now => return,
+                    GiveWay::AfterFlush => {
+                        connection.as_mut().graceful_shutdown();
+                        cut_at = Some(tokio::time::Instant::now() + EVICT_GRACE);
+                    }
+                    GiveWay::AfterRequest => connection.as_mut().graceful_shutdown(),
+                }
+            }
+            () = stopping.cancelled(), if !stopped => {
+                stopped = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            () = sleep_until(cut_at) => return,
+        }
+    }
+}
+
+fn log_end(ended: hyper::Result<()>) {
+    if let Err(error) = ended {
+        tracing::debug!("connection ended: {error}");
+    }
+}
+
+/// Resolves at `at`; never without one.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves once every connection is closed.
+async fn all_closed(slots: &Slots) {
+    while slots.open() > 0 {
+        slots.changed().await;
+    }
+}
+
+/// Says at start-up that the descriptor limit lowered `--max-connections`.
+fn warn_about_descriptors(config: &HttpConfig) {
+    if let Some(lowered) = config.lowered {
+        tracing::warn!(
+            "--max-connections {} is beyond what the descriptor limit ({}, ulimit -n) leaves \
+             once {} are kept for the forge and the server itself; serving at most {} \
+             connections",
+            lowered.asked,
+            lowered.limit,
+            lowered.spare,
+            config.max_connections
+        );
+    }
+}
+
+/// The service of one connection: the application, with the connection's slot told when a
+/// request starts and when its answer is finished, and the request deadline on the body.
+#[derive(Clone)]
+struct ConnectionService {
+    app: TowerToHyperService<Router>,
+    tracker: Tracker,
+    request_timeout: Duration,
+}
+
+impl hyper::service::Service<Request<Incoming>> for ConnectionService {
+    type Response = Response<Answer>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Answer>, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let (in_progress, since) = self.tracker.start();
+        // From the connection's opening or its previous answer, as the header timeout runs.
+        let deadline = since + self.request_timeout;
+        if deadline <= tokio::time::Instant::now() {
+            let late = too_late(self.request_timeout);
+            return Box::pin(std::future::ready(Ok(Answer::wrap(late, in_progress))));
+        }
+        let request = request.map(|body| Body::new(Arriving::new(body, deadline)));
+        let answered = hyper::service::Service::call(&self.app, request);
+        Box::pin(async move {
+            let response = answered.await?;
+            Ok(Answer::wrap(response, in_progress))
+        })
+    }
+}
+
+/// A response body that keeps its connection busy until it is finished or dropped.
+struct Answer {
+    body: Body,
+    in_progress: Option<InProgress>,
+}
+
+impl Answer {
+    fn wrap(response: Response, in_progress: InProgress) -> Response<Answer> {
+        response.map(|body| Answer {
+            body,
+            in_progress: Some(in_progress),
+        })
+    }
+}
+
+impl hyper::body::Body for Answer {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
+            self.in_progress = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// The whole application: `/mcp` behind the guard, the probes, and the log layer over all.
@@ -276,7 +442,9 @@ fn router(
         require_client_token: config.require_client_token,
         max_body_bytes: config.max_body_bytes,
         max_concurrent_requests: config.max_concurrent_requests,
+        request_timeout: config.request_timeout,
         permits,
+        body_budget: Arc::new(Semaphore::new(body_budget(config))),
     };
     let readiness = Arc::new(Readiness {
         service,
@@ -297,6 +465,16 @@ fn router(
         .layer(middleware::from_fn(log_request))
 }
 
+/// Bytes of request bodies held in memory at once: as many whole bodies as requests are
+/// served at once (64 MiB by default). Bodies are read before a request counts as in progress,
+/// so this, and not the concurrency limit, bounds what slow senders make the server hold.
+fn body_budget(config: &HttpConfig) -> usize {
+    config
+        .max_concurrent_requests
+        .saturating_mul(config.max_body_bytes)
+        .min(Semaphore::MAX_PERMITS)
+}
+
 /// What the guard needs to know.
 #[derive(Clone)]
 struct Guard {
@@ -304,7 +482,10 @@ struct Guard {
     require_client_token: bool,
     max_body_bytes: usize,
     max_concurrent_requests: usize,
+    request_timeout: Duration,
     permits: Arc<Semaphore>,
+    /// Bytes of request bodies in memory, received or waiting for their handler.
+    body_budget: Arc<Semaphore>,
 }
 
 impl Guard {
@@ -335,16 +516,6 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     if let Err(why) = one_target(&request) {
         return refusal(StatusCode::BAD_REQUEST, format!("Bad Request: {why}"), None);
     }
-    // Only a POST makes the server work. A GET is an event stream that may stay open for
-    // minutes (sessions only) and would pin a slot doing nothing.
-    let permit = if request.method() == Method::POST {
-        match guard.permits.clone().try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => return busy(&guard, request).await,
-        }
-    } else {
-        None
-    };
     let settled = match guard.settle(request.headers()) {
         Ok(settled) => settled,
         Err(error) => {
@@ -361,13 +532,23 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     let auth = settled.source.as_str();
     let (mut parts, body) = request.into_parts();
     let mut mcp_method = "-".to_owned();
+    // Held until the handler is done with the body, so bodies in memory stay within budget.
+    let mut buffered = None;
     let body = if parts.method == Method::POST {
-        match read_capped(&parts.headers, body, guard.max_body_bytes).await {
-            Ok(bytes) if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() => {
+        match read_capped(
+            &parts.headers,
+            body,
+            guard.max_body_bytes,
+            &guard.body_budget,
+        )
+        .await
+        {
+            Ok((bytes, _)) if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() => {
                 return parse_error();
             }
-            Ok(bytes) => {
+            Ok((bytes, held)) => {
                 mcp_method = peek_method(&bytes);
+                buffered = held;
                 Body::from(bytes)
             }
             Err(BodyError::TooLarge) => {
@@ -381,6 +562,8 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
                     None,
                 );
             }
+            Err(BodyError::Late) => return too_late(guard.request_timeout),
+            Err(BodyError::OverBudget) => return over_budget(),
             Err(BodyError::Unreadable(detail)) => {
                 return refusal(
                     StatusCode::BAD_REQUEST,
@@ -392,9 +575,22 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     } else {
         body
     };
+    // Only a POST makes the server work, and only once its body is in: one still arriving is
+    // bounded by the request deadline and the body budget, not by this limit, so slow senders
+    // cannot take every place. A GET is an event stream that may stay open for minutes
+    // (sessions only) and would pin a place doing nothing.
+    let permit = if parts.method == Method::POST {
+        match guard.permits.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => return busy(&guard),
+        }
+    } else {
+        None
+    };
     parts.extensions.insert(settled);
     let deleting = parts.method == Method::DELETE;
     let mut response = next.run(Request::from_parts(parts, body)).await;
+    drop(buffered);
     // rmcp answers a session's DELETE with 202, which clients of the older revisions (both
     // Python SDKs among them) read as a failure: the session is gone, so say 204.
     if deleting && response.status() == StatusCode::ACCEPTED {
@@ -429,15 +625,10 @@ fn one_target(request: &Request) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// The 503 of a POST over `--max-concurrent-requests`. Its body is read first (up to the body
-/// limit): answering before it arrived and then closing would reset the connection under the
-/// client's retry. A body too large to read is answered with `Connection: close` instead.
-async fn busy(guard: &Guard, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let drained = read_capped(&parts.headers, body, guard.max_body_bytes)
-        .await
-        .is_ok();
-    let mut response = refusal(
+/// The 503 of a POST over `--max-concurrent-requests`. Its body was read first: answering
+/// before it arrived and then closing would reset the connection under the client's retry.
+fn busy(guard: &Guard) -> Response {
+    refusal(
         StatusCode::SERVICE_UNAVAILABLE,
         format!(
             "Service Unavailable: {} requests are already in progress \
@@ -445,13 +636,36 @@ async fn busy(guard: &Guard, request: Request) -> Response {
             guard.max_concurrent_requests
         ),
         Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
+    )
+}
+
+/// The 503 of a body that would take the bodies being received past their budget; the rest
+/// of it is not read, so the connection is closed.
+fn over_budget() -> Response {
+    let mut response = refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Service Unavailable: the request bodies being received already fill their memory \
+         budget (--max-concurrent-requests times --max-body-bytes); retry shortly"
+            .to_owned(),
+        Some((header::RETRY_AFTER, HeaderValue::from_static("1"))),
     );
-    if !drained {
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
     response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The 408 of a request that did not arrive whole within `--request-timeout`. The connection
+/// is closed after it: the rest of that request may still be on its way.
+fn too_late(timeout: Duration) -> Response {
+    refusal(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "Request Timeout: the request did not arrive whole within {}s (--request-timeout)",
+            timeout.as_secs()
+        ),
+        Some((header::CONNECTION, HeaderValue::from_static("close"))),
+    )
 }
 
 /// A body that is not JSON: 400 with JSON-RPC's parse error, which a client can read whatever
@@ -497,11 +711,21 @@ fn hold_until_sent(response: Response, permit: OwnedSemaphorePermit) -> Response
 
 enum BodyError {
     TooLarge,
+    /// The request deadline passed first.
+    Late,
+    /// The bodies being received would go past their budget.
+    OverBudget,
     Unreadable(String),
 }
 
-/// Reads a body of at most `limit` bytes, refusing a larger one without reading it all.
-async fn read_capped(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, BodyError> {
+/// Reads a body of at most `limit` bytes, refusing a larger one without reading it all. Each
+/// chunk takes its size from `budget`, which the returned permit holds until dropped.
+async fn read_capped(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    budget: &Arc<Semaphore>,
+) -> Result<(Bytes, Option<OwnedSemaphorePermit>), BodyError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -510,15 +734,31 @@ async fn read_capped(headers: &HeaderMap, body: Body, limit: usize) -> Result<By
         return Err(BodyError::TooLarge);
     }
     let mut collected = Vec::new();
+    let mut held: Option<OwnedSemaphorePermit> = None;
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        let chunk = chunk.map_err(|e| {
+            let e = e.into_inner();
+            match e.is::<LateBody>() {
+                true => BodyError::Late,
+                false => BodyError::Unreadable(e.to_string()),
+            }
+        })?;
         if chunk.len() > limit - collected.len() {
             return Err(BodyError::TooLarge);
         }
+        let size = u32::try_from(chunk.len()).map_err(|_| BodyError::TooLarge)?;
+        let taken = budget
+            .clone()
+            .try_acquire_many_owned(size)
+            .map_err(|_| BodyError::OverBudget)?;
+        match &mut held {
+            Some(held) => held.merge(taken),
+            None => held = Some(taken),
+        }
         collected.extend_from_slice(&chunk);
     }
-    Ok(Bytes::from(collected))
+    Ok((Bytes::from(collected), held))
 }
 
 /// The JSON-RPC method of a request body, for the log; `-` when there is none (a response, a
@@ -738,6 +978,23 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(peek_method(body.as_bytes()), *expected, "{body}");
         }
+    }
+
+    #[tokio::test]
+    async fn bodies_in_memory_stay_within_their_budget() {
+        let budget = Arc::new(Semaphore::new(30));
+        let body = || Body::from(vec![b' '; 20]);
+        let (bytes, held) = read_capped(&HeaderMap::new(), body(), 100, &budget)
+            .await
+            .ok()
+            .unwrap();
+        assert_eq!((bytes.len(), budget.available_permits()), (20, 10));
+        let second = read_capped(&HeaderMap::new(), body(), 100, &budget).await;
+        assert!(matches!(second, Err(BodyError::OverBudget)));
+        drop(held);
+        assert_eq!(budget.available_permits(), 30);
+        let third = read_capped(&HeaderMap::new(), body(), 10, &budget).await;
+        assert!(matches!(third, Err(BodyError::TooLarge)));
     }
 
     #[test]
