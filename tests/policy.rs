@@ -852,6 +852,10 @@ async fn completion_candidates_show_what_they_hide() {
         "{:?}",
         owners.values
     );
-    assert!(owners.values.iter().all(|v| hidden_in(v).is_empty()), "{:?}", owners.values);
+    assert!(
+        owners.values.iter().all(|v| hidden_in(v).is_empty()),
+        "{:?}",
+        owners.values
+    );
     server.stop().await;
 }
