@@ -16,10 +16,14 @@ use serde_json::{Map, Value};
 
 use crate::catalog::command::CatalogCommand;
 use crate::config::{self, CatalogSource, Config, Flags, HttpConfig, HttpFlags, ManifestArgs};
+use crate::engine::{
+    self,
+    error::{Situation, TokenFrom},
+};
 use crate::forge::{self, ClientOptions};
 use crate::lint::LintArgs;
 use crate::manifest::Source;
-use crate::service::{CallError, Called, Service, StartError, ToolAnswer};
+use crate::service::{CallError, Called, Listing, Service, StartError, ToolAnswer};
 use crate::{catalog, lint, mcp, settings};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
@@ -43,11 +47,15 @@ pub enum Command {
         #[command(flatten)]
         serve: ServeArgs,
     },
-    /// Print what the server offers: every reachable tool (with the options given, whatever
-    /// the tool surface lists), the resource templates, or the toolsets.
+    /// Print what the server offers with the options given: the tools a client's `tools/list`
+    /// shows (meta-tools included; `--all` for every tool reachable, with the meta-tool that
+    /// runs each one not listed), the resource templates, or the toolsets.
     List {
         #[arg(value_enum)]
         what: ListWhat,
+        /// With `tools`: every tool reachable, not only those `tools/list` shows.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         serve: ServeArgs,
     },
@@ -140,8 +148,8 @@ pub fn run(cli: Cli, started: fn()) -> ExitCode {
         Some(Command::Read { uri, serve }) => {
             server_only("read").unwrap_or_else(|| read(&uri, &serve.or(&outer.common)))
         }
-        Some(Command::List { what, serve }) => {
-            server_only("list").unwrap_or_else(|| list(what, &serve.or(&outer.common)))
+        Some(Command::List { what, all, serve }) => {
+            server_only("list").unwrap_or_else(|| list(what, all, &serve.or(&outer.common)))
         }
         Some(Command::Call { tool, args, serve }) => {
             server_only("call").unwrap_or_else(|| call(&tool, &args, &serve.or(&outer.common)))
@@ -280,14 +288,10 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
         Err((message, code)) => return fail(&message, code),
     };
     started();
-    let transport = if http.is_some() { "HTTP" } else { "stdio" };
-    tracing::info!(
-        forge = %service.instance(),
-        version = env!("CARGO_PKG_VERSION"),
-        resources = service.catalog().resources().len(),
-        tools = service.catalog().tools().len(),
-        "forgelens serving MCP on {transport}"
-    );
+    // Over HTTP the server says so once it is bound: a port already taken fails before.
+    if http.is_none() {
+        mcp::announce(&service, "stdio");
+    }
     let served = match http {
         None => runtime()
             .block_on(mcp::serve_stdio(service))
@@ -313,45 +317,84 @@ fn read(uri: &str, args: &ServeArgs) -> ExitCode {
             let text: Vec<&str> = output.blocks.iter().map(|b| b.text.as_str()).collect();
             print(&text.join("\n\n"))
         }
-        Err(error) => {
-            let errors = &service.catalog().errors;
-            let reason = errors.reason(&error);
-            fail(
-                &format!(
-                    "{} [{reason}, code {}]",
-                    errors.message(&error),
-                    errors.code(reason)
-                ),
-                1,
-            )
-        }
+        Err(error) => failed(&service, &error, false),
     }
 }
 
+/// A failed read or call as the command line says it: the message with the hint that fits,
+/// then the reason and the JSON-RPC code the failure has as a read, alike for both.
+fn failed(service: &Service, error: &engine::Error, tool: bool) -> ExitCode {
+    let errors = &service.catalog().errors;
+    let reason = errors.reason(error);
+    let situation = Situation {
+        tool,
+        token: match service.token() {
+            Some(_) => TokenFrom::Configured,
+            None => TokenFrom::None,
+        },
+    };
+    fail(
+        &format!(
+            "{} [{reason}, code {}]",
+            errors.message_in(error, situation),
+            errors.code(reason)
+        ),
+        1,
+    )
+}
+
 /// One line per entry, tab-separated, for people and for `grep`/`cut` alike.
-fn list(what: ListWhat, args: &ServeArgs) -> ExitCode {
+fn list(what: ListWhat, all: bool, args: &ServeArgs) -> ExitCode {
     init_logging(args.log_level.as_deref(), "warn");
     let service = match start(args) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };
     let catalog = service.catalog();
+    let kind = |a: crate::engine::Annotations| match (a.read_only, a.destructive) {
+        (true, _) => "read",
+        (false, true) => "write, destructive",
+        (false, false) => "write",
+    };
     let lines: Vec<String> = match what {
-        ListWhat::Tools => catalog
-            .tools()
-            .iter()
-            .map(|t| {
-                let kind = match (t.annotations.read_only, t.annotations.destructive) {
-                    (true, _) => "read",
-                    (false, true) => "write, destructive",
-                    (false, false) => "write",
-                };
-                format!("{}\t{}\t{kind}\t{}", t.name, t.toolset, t.title)
-            })
-            .collect(),
+        ListWhat::Tools => {
+            let listed: Vec<Listing> = match all {
+                false => service.listed(),
+                true => service
+                    .listed()
+                    .into_iter()
+                    .filter(|l| matches!(l, Listing::Meta(_)))
+                    .chain(catalog.tools().iter().map(Listing::Tool))
+                    .collect(),
+            };
+            listed
+                .into_iter()
+                .map(|entry| match entry {
+                    Listing::Meta(m) => {
+                        format!(
+                            "{}\tmeta\t{}\t{}",
+                            m.name(),
+                            kind(m.annotations()),
+                            m.title()
+                        )
+                    }
+                    Listing::Tool(t) => {
+                        let via = t.via.map_or(String::new(), |v| format!("\tthrough {v}"));
+                        format!(
+                            "{}\t{}\t{}\t{}{via}",
+                            t.name,
+                            t.toolset,
+                            kind(t.annotations),
+                            t.title
+                        )
+                    }
+                })
+                .collect()
+        }
         ListWhat::Resources => catalog
             .resources()
             .iter()
+            .filter(|r| r.offered())
             .map(|r| format!("{}\t{}", r.template.as_str(), r.title))
             .collect(),
         ListWhat::Toolsets => catalog
@@ -389,13 +432,8 @@ fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {
             let text: Vec<&str> = output.blocks.iter().map(|b| b.text.as_str()).collect();
             print(&text.join("\n\n"))
         }
-        Err(CallError::Failed(error) | CallError::Read { error, .. }) => {
-            let errors = &service.catalog().errors;
-            fail(
-                &format!("{} [{}]", errors.message(&error), errors.reason(&error)),
-                1,
-            )
-        }
+        Err(CallError::Failed(error)) => failed(&service, &error, true),
+        Err(CallError::Read { error, .. }) => failed(&service, &error, false),
         Err(other) => fail(&other.to_string(), 1),
     }
 }

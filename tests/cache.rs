@@ -101,7 +101,7 @@ async fn mutable_resources_are_read_afresh_unless_a_ttl_is_configured() {
     let fresh = Launch::new(&forge).start().await;
     for _ in 0..2 {
         let result = fresh.read(&uri).await.unwrap();
-        assert_eq!(result.ttl_ms, None, "a mutable answer claims no ttl");
+        assert_eq!(result.ttl_ms, Some(0), "a mutable answer is stale at once");
     }
     assert_eq!(hits(&forge, &path), 2);
     fresh.stop().await;
@@ -114,7 +114,8 @@ async fn mutable_resources_are_read_afresh_unless_a_ttl_is_configured() {
     for _ in 0..2 {
         let result = kept.read(&uri).await.unwrap();
         assert_eq!(
-            result.ttl_ms, None,
+            result.ttl_ms,
+            Some(0),
             "kept here, still no promise to the client"
         );
     }

@@ -17,7 +17,11 @@ async fn a_commit_is_immutable_json_plus_its_full_message() {
         Some(86_400_000),
         "immutable results carry ttlMs"
     );
-    assert_eq!(result.cache_scope, None, "no token, no private scope");
+    assert_eq!(
+        result.cache_scope,
+        Some(rmcp::model::CacheScope::Public),
+        "read without a token: anyone's"
+    );
     let blocks = server.read_blocks(&uri).await;
     let mimes: Vec<&str> = blocks.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(mimes, ["application/json", "text/markdown"]);

@@ -81,7 +81,8 @@ async fn the_stateless_2026_07_28_revision_is_served() {
     let (code, data) = server
         .read_error("forgejo://repo/acme/widgets/label/999")
         .await;
-    assert_eq!((code, data["reason"].clone()), (-32003, json!("not_found")));
+    // Nor any other legacy code: a resource that is not there is -32602 too.
+    assert_eq!((code, data["reason"].clone()), (-32602, json!("not_found")));
     server.stop().await;
     scopeless.stop().await;
 }
@@ -458,7 +459,8 @@ async fn sessions_are_offered_only_when_asked() {
             .read_error("forgejo://repo/acme/secret/label/7")
             .await
             .0,
-        -32003
+        -32602,
+        "not found, said as the stateless revision says it"
     );
     server.stop().await;
     modern.stop().await;

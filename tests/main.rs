@@ -35,6 +35,7 @@ mod protocol;
 mod read_only;
 mod render_check;
 mod request_bodies;
+mod revision_2026;
 mod secrets;
 mod server;
 mod soak;

@@ -83,3 +83,90 @@ async fn the_full_surface_costs_at_most_100_tokens_a_tool() {
         "{average:.1} tokens a tool ({tokens} in all)"
     );
 }
+
+/// The figure of a README sentence: the number in `about N tokens` after `marker`.
+fn claimed(readme: &str, marker: &str) -> usize {
+    let at = readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("README.md no longer says `{marker}`"));
+    let rest = &readme[at..];
+    let number = rest
+        .split("about ")
+        .nth(1)
+        .and_then(|r| r.split(" tokens").next())
+        .unwrap_or_else(|| panic!("no `about N tokens` after `{marker}`"));
+    number
+        .replace([' ', ','], "")
+        .parse()
+        .unwrap_or_else(|_| panic!("`{number}` is not a number"))
+}
+
+/// What README.md says the default tool list costs, held to what it costs: what clients hand
+/// the model (each tool's name, description and input schema) and the whole `tools/list`
+/// message on the wire (output schemas, titles and annotations too), each within 5%.
+#[tokio::test]
+async fn the_readme_says_what_the_tool_list_costs_and_what_it_counts() {
+    let (tools, visible) = listed(&[]).await;
+    let wire = crate::support::tokens::tokens(&serde_json::json!({ "tools": tools }).to_string());
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    for (what, measured, marker) in [
+        ("model-visible", visible, "costs a model"),
+        ("wire", wire, "the whole `tools/list` message"),
+    ] {
+        let said = claimed(&readme, marker);
+        let off = (said as f64 - measured as f64).abs() / measured as f64;
+        assert!(
+            off <= 0.05,
+            "README says about {said} {what} tokens; they are {measured}"
+        );
+    }
+}
+
+/// The byte budget holds for each copy of a tool's answer, as README.md says: the structured
+/// result and its text each fit it, so the two together fit twice it.
+#[tokio::test]
+async fn the_budget_holds_for_each_copy_of_a_tool_answer() {
+    use crate::support::fake_forge::Reply;
+    use crate::support::tool_world::{self, many, tool_fixture};
+    let forge = tool_world::forge().await;
+    let issues = many(
+        &tool_fixture("issue.json"),
+        1,
+        50,
+        "title",
+        &"t".repeat(400),
+    );
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/issues",
+        Reply::List {
+            items: issues,
+            link: true,
+        },
+    );
+    let server = Launch::new(&forge)
+        .arg("--max-answer-bytes")
+        .arg("4096")
+        .start()
+        .await;
+    let result = server
+        .call(
+            "list_repo_issues",
+            serde_json::json!({"owner": "acme", "repo": "widgets", "limit": 50}),
+        )
+        .await
+        .unwrap();
+    server.stop().await;
+    let structured = serde_json::to_string(&result.structured_content)
+        .unwrap()
+        .len();
+    let text = crate::support::result_text(&result).len();
+    assert!(
+        structured <= 4096 && text <= 4096,
+        "{structured} and {text} bytes"
+    );
+    assert!(
+        structured + text > 4096,
+        "the two copies are more than one budget"
+    );
+}

@@ -188,6 +188,79 @@ pub fn echo(text: &str) -> String {
 /// The most bytes of a caller's value a message repeats.
 pub const MAX_ECHO: usize = 200;
 
+/// Where an error happened, for the hint that fits it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Situation {
+    /// A tool call (the arguments were wrong), rather than a read (the URI was).
+    pub tool: bool,
+    pub token: TokenFrom,
+}
+
+/// Whose token a request used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenFrom {
+    /// The server's configured token (`FORGEJO_TOKEN`, `--token-file`).
+    #[default]
+    Configured,
+    /// An HTTP client's own `Authorization`.
+    Client,
+    /// None at all.
+    None,
+}
+
+/// A situation a hint may be written for, in the manifest's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    Tool,
+    Resource,
+    ClientToken,
+    ConfiguredToken,
+    NoToken,
+    /// The forge could not be reached at all (no answer, a name that does not resolve).
+    Unreachable,
+}
+
+impl Case {
+    pub const NAMES: &'static [&'static str] = &[
+        "tool",
+        "resource",
+        "client_token",
+        "configured_token",
+        "no_token",
+        "unreachable",
+    ];
+
+    pub fn parse(name: &str) -> Option<Case> {
+        Some(match name {
+            "tool" => Case::Tool,
+            "resource" => Case::Resource,
+            "client_token" => Case::ClientToken,
+            "configured_token" => Case::ConfiguredToken,
+            "no_token" => Case::NoToken,
+            "unreachable" => Case::Unreachable,
+            _ => return None,
+        })
+    }
+
+    fn fits(self, error: &Error, situation: Situation) -> bool {
+        match self {
+            Case::Tool => situation.tool,
+            Case::Resource => !situation.tool,
+            Case::ClientToken => situation.token == TokenFrom::Client,
+            Case::ConfiguredToken => situation.token == TokenFrom::Configured,
+            Case::NoToken => situation.token == TokenFrom::None,
+            Case::Unreachable => matches!(error, Error::Forge(ForgeError::Connect { .. })),
+        }
+    }
+}
+
+/// The hints of one reason: one for each situation, and one for the rest.
+#[derive(Debug, Clone, Default)]
+pub struct Hints {
+    pub default: Option<String>,
+    pub cases: Vec<(Case, String)>,
+}
+
 /// The compiled `errors:` block.
 #[derive(Debug, Clone)]
 pub struct ErrorTable {
@@ -195,7 +268,7 @@ pub struct ErrorTable {
     /// By status class (index 4 for 4xx, 5 for 5xx).
     classes: [Option<Reason>; 6],
     codes: HashMap<Reason, i32>,
-    hints: HashMap<Reason, String>,
+    hints: HashMap<Reason, Hints>,
 }
 
 impl ErrorTable {
@@ -203,7 +276,7 @@ impl ErrorTable {
         exact: HashMap<u16, Reason>,
         classes: [Option<Reason>; 6],
         codes: HashMap<Reason, i32>,
-        hints: HashMap<Reason, String>,
+        hints: HashMap<Reason, Hints>,
     ) -> ErrorTable {
         ErrorTable {
             exact,
@@ -245,10 +318,26 @@ impl ErrorTable {
         self.codes.get(&reason).copied().unwrap_or(-32603)
     }
 
+    /// The code sent for a reason: the table's, except that a request of the 2026-07-28
+    /// revision or later (`modern`) never gets one of the legacy codes (-32000 to -32019)
+    /// that revision retired: it gets -32602 (invalid params), as that revision answers a
+    /// resource it cannot serve. `data.reason` still says which it was.
+    pub fn wire_code(&self, reason: Reason, modern: bool) -> i32 {
+        match self.code(reason) {
+            -32019..=-32000 if modern => -32602,
+            code => code,
+        }
+    }
+
     /// The message shown for an error: what happened, then what to do about it. What the
     /// forge or the caller wrote in it is made visible like any text of the forge and cut to
     /// [`MAX_ERROR_TEXT`] bytes, so that an error is never larger than an answer may be.
     pub fn message(&self, error: &Error) -> String {
+        self.message_in(error, Situation::default())
+    }
+
+    /// [`ErrorTable::message`] with the hint that fits where the error happened.
+    pub fn message_in(&self, error: &Error, situation: Situation) -> String {
         let reason = self.reason(error);
         let text = error.to_string();
         let text = neutralize(&text, Rendering::Plain, "");
@@ -265,7 +354,15 @@ impl ErrorTable {
             error,
             Error::Forge(ForgeError::ReadOnly { .. } | ForgeError::NotAllowed { .. })
         );
-        if let Some(hint) = self.hints.get(&reason).filter(|_| !own) {
+        let hint = self.hints.get(&reason).filter(|_| !own).and_then(|hints| {
+            hints
+                .cases
+                .iter()
+                .find(|(case, _)| case.fits(error, situation))
+                .map(|(_, text)| text)
+                .or(hints.default.as_ref())
+        });
+        if let Some(hint) = hint {
             message.push_str(". ");
             message.push_str(hint);
         }
@@ -288,7 +385,22 @@ mod tests {
         let mut classes = [None; 6];
         classes[4] = Some(Reason::UpstreamError);
         let codes = HashMap::from([(Reason::NotFound, -32003), (Reason::Forbidden, -32002)]);
-        let hints = HashMap::from([(Reason::RateLimited, "Slow down.".to_owned())]);
+        let hints = HashMap::from([
+            (
+                Reason::RateLimited,
+                Hints {
+                    default: Some("Slow down.".to_owned()),
+                    cases: Vec::new(),
+                },
+            ),
+            (
+                Reason::Forbidden,
+                Hints {
+                    default: Some("Set FORGEJO_TOKEN.".to_owned()),
+                    cases: vec![(Case::ClientToken, "Send another token.".to_owned())],
+                },
+            ),
+        ]);
         ErrorTable::new(exact, classes, codes, hints)
     }
 
@@ -335,6 +447,23 @@ mod tests {
             m.contains("a\\u{202e}b") && m.contains("[cut: "),
             "{}",
             &m[..200]
+        );
+    }
+
+    #[test]
+    fn the_hint_fits_the_situation() {
+        let t = table();
+        let client = Situation {
+            tool: true,
+            token: TokenFrom::Client,
+        };
+        assert!(
+            t.message_in(&status(401, None), client)
+                .ends_with("Send another token.")
+        );
+        assert!(
+            t.message(&status(401, None))
+                .ends_with("Set FORGEJO_TOKEN.")
         );
     }
 

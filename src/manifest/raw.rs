@@ -199,9 +199,19 @@ pub struct ErrorsDef {
     pub status: IndexMap<String, Spanned<String>>,
     /// Reason → JSON-RPC error code.
     pub codes: IndexMap<String, Spanned<i64>>,
-    /// Reason → what the caller can do about it, appended to every such error's message.
+    /// Reason → what the caller can do about it, appended to every such error's message: one
+    /// sentence, or one for each situation (`default`, `tool`, `resource`, `client_token`,
+    /// `configured_token`, `no_token`, `unreachable`), the first that fits being said.
     #[serde(default)]
-    pub hints: IndexMap<String, String>,
+    pub hints: IndexMap<String, HintDef>,
+}
+
+/// The hint of one reason.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum HintDef {
+    One(String),
+    BySituation(IndexMap<String, String>),
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -15,6 +15,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientNotification, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::convert::Refusal;
@@ -28,6 +29,8 @@ pub struct Bounded<T> {
     ready: Option<OwnedSemaphorePermit>,
     /// The slot of each request read and not yet answered.
     held: HashMap<RequestId, OwnedSemaphorePermit>,
+    /// Lines of input that were not JSON (see `super::lines`), each to be answered `-32700`.
+    refused: Option<UnboundedReceiver<String>>,
 }
 
 impl<T> Bounded<T> {
@@ -37,7 +40,24 @@ impl<T> Bounded<T> {
             slots: Arc::new(Semaphore::new(in_flight.max(1))),
             ready: None,
             held: HashMap::new(),
+            refused: None,
         }
+    }
+
+    /// Answers each line `refused` tells of with a parse error.
+    pub fn answering(mut self, refused: UnboundedReceiver<String>) -> Bounded<T> {
+        self.refused = Some(refused);
+        self
+    }
+}
+
+impl<T: Transport<RoleServer>> Bounded<T> {
+    /// Answers a line of input that was not JSON with a parse error; whether it was written.
+    async fn answer_refused(&mut self, line: String) -> bool {
+        tracing::warn!("stdin: a line that is not JSON was answered -32700: {line}");
+        let refusal = Refusal::Parse(format!("a line that is not JSON: {line}"));
+        let answer = JsonRpcMessage::error(ErrorData::from(refusal), None);
+        self.inner.send(answer).await.is_ok()
     }
 }
 
@@ -46,8 +66,16 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // One form for every "method not found", rmcp's own answers included.
+        if let JsonRpcMessage::Error(error) = &mut item
+            && error.error.code.0 == -32601
+            && let std::borrow::Cow::Owned(message) =
+                super::convert::method_not_found_message(&error.error.message)
+        {
+            error.error.message = message.into();
+        }
         let answered = match &item {
             JsonRpcMessage::Response(response) => Some(&response.id),
             JsonRpcMessage::Error(error) => error.id.as_ref(),
@@ -68,7 +96,28 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 let slot = self.slots.clone().acquire_owned().await;
                 self.ready = Some(slot.expect("the semaphore is never closed"));
             }
-            let message = self.inner.receive().await?;
+            // The reader tells of a refused line while the transport reads: it is answered at
+            // once when nothing else comes (the transport's read is cancel-safe), and before the
+            // next message or the end of input is handed on when both come together.
+            let message = match &mut self.refused {
+                Some(refused) => tokio::select! {
+                    biased;
+                    Some(line) = refused.recv() => {
+                        if !self.answer_refused(line).await {
+                            return None;
+                        }
+                        continue;
+                    }
+                    message = self.inner.receive() => message,
+                },
+                None => self.inner.receive().await,
+            };
+            while let Some(line) = self.refused.as_mut().and_then(|r| r.try_recv().ok()) {
+                if !self.answer_refused(line).await {
+                    return None;
+                }
+            }
+            let message = message?;
             match &message {
                 JsonRpcMessage::Request(request) if self.held.contains_key(&request.id) => {
                     // Two requests with one id would get one answer between them, and the

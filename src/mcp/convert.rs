@@ -16,6 +16,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use super::PAGE_SIZE;
+use crate::engine::error::Situation;
 use crate::engine::listing::Listed;
 use crate::engine::tool::Form;
 use crate::engine::{self, Cache, Error, ErrorTable, ReadOutput, Reason, Resource, Tool};
@@ -62,6 +63,15 @@ impl Refusal {
     /// The error object of a JSON-RPC answer, for a transport that writes one itself.
     pub fn to_json(&self) -> Value {
         json!({"code": self.code(), "message": self.to_string()})
+    }
+}
+
+/// A "method not found" message in the form every such answer has, `Method not found: X`:
+/// rmcp names the method alone for the ones it refuses itself.
+pub fn method_not_found_message(message: &str) -> std::borrow::Cow<'_, str> {
+    match message.starts_with("Method not found") {
+        true => std::borrow::Cow::Borrowed(message),
+        false => std::borrow::Cow::Owned(Refusal::MethodNotFound(message.to_owned()).to_string()),
     }
 }
 
@@ -123,15 +133,26 @@ pub fn read_result(uri: &str, output: ReadOutput, with_token: bool) -> ReadResou
     if let Some(ttl_ms) = output.ttl_ms {
         result = result.with_ttl_ms(ttl_ms);
     }
-    if with_token {
-        result = result.with_cache_scope(CacheScope::Private);
-    }
+    // A mutable answer is not to be reused (the server's own cache serves repeats); one read
+    // with a token is that token's alone.
+    result.ttl_ms.get_or_insert(0);
+    result = result.with_cache_scope(match with_token {
+        true => CacheScope::Private,
+        false => CacheScope::Public,
+    });
     result
 }
 
-/// The wire error of a failed read: code from the manifest's table, `data` =
+/// The wire error of a failed read: code from the manifest's table (for a stateless request,
+/// `modern`, never one of the legacy codes that revision retired), `data` =
 /// `{uri, reason, upstream_status?}`.
-pub fn error(table: &ErrorTable, uri: &str, error: &Error) -> ErrorData {
+pub fn error(
+    table: &ErrorTable,
+    uri: &str,
+    error: &Error,
+    modern: bool,
+    situation: Situation,
+) -> ErrorData {
     let reason = table.reason(error);
     // The URI as asked, unless it is past what the parser reads (then it was refused for it).
     let uri = crate::engine::error::cut(uri, crate::engine::uri::MAX_URI_LEN);
@@ -140,8 +161,8 @@ pub fn error(table: &ErrorTable, uri: &str, error: &Error) -> ErrorData {
         data["upstream_status"] = json!(status);
     }
     ErrorData::new(
-        ErrorCode(table.code(reason)),
-        table.message(error),
+        ErrorCode(table.wire_code(reason, modern)),
+        table.message_in(error, situation),
         Some(data),
     )
 }
@@ -199,10 +220,16 @@ pub fn read_as_tool(output: ReadOutput) -> CallToolResult {
 
 /// A failed `read_resource`: the message, and the very error `resources/read` would have
 /// given as `{error: {code, message, data}}`.
-pub fn read_failure(table: &ErrorTable, uri: &str, error: &Error) -> CallToolResult {
-    let wire = self::error(table, uri, error);
+pub fn read_failure(
+    table: &ErrorTable,
+    uri: &str,
+    error: &Error,
+    modern: bool,
+    situation: Situation,
+) -> CallToolResult {
+    let wire = self::error(table, uri, error, modern, situation);
     let mut result = tool_failure(
-        table.message(error),
+        table.message_in(error, situation),
         Some((table.reason(error), error.upstream_status())),
     );
     result.structured_content = Some(json!({"error": {

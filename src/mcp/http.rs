@@ -57,7 +57,7 @@ use self::deadline::{Arriving, LateBody, WriteDeadline};
 use self::door::Door;
 use self::slots::{GiveWay, InProgress, Slot, Slots, Tracker};
 use super::Server;
-use super::convert::Refusal;
+use super::convert::{self, Refusal};
 use crate::config::{HttpConfig, LOOPBACK_HOSTS};
 use crate::forge::Token;
 use crate::service::Service;
@@ -133,6 +133,16 @@ impl RequestToken {
     pub(crate) fn token(&self) -> Option<&Token> {
         self.token.as_ref()
     }
+
+    /// Whose token it is, for the hint an error gives.
+    pub(crate) fn from(&self) -> crate::engine::error::TokenFrom {
+        use crate::engine::error::TokenFrom;
+        match self.source {
+            TokenSource::Client => TokenFrom::Client,
+            TokenSource::Configured => TokenFrom::Configured,
+            TokenSource::Anonymous => TokenFrom::None,
+        }
+    }
 }
 
 /// Where a request's token came from, for the log line.
@@ -179,6 +189,7 @@ pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), Htt
     warn_about_descriptors(config);
     // Printed whatever the log filter says: scripts and tests read the bound port here.
     eprintln!("forgelens: listening on http://{local}{MCP_PATH}");
+    super::announce(&service, &format!("HTTP at http://{local}{MCP_PATH}"));
     let stopping = CancellationToken::new();
     tokio::spawn(drain_on_signal(
         stopping.clone(),
@@ -530,6 +541,7 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
         }
     };
     let auth = settled.source.as_str();
+    let modern = is_modern(request.headers());
     let (mut parts, body) = request.into_parts();
     let mut mcp_method = "-".to_owned();
     // Held until the handler is done with the body, so bodies in memory stay within budget.
@@ -548,6 +560,11 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
             }
             Ok((bytes, held)) => {
                 mcp_method = peek_method(&bytes);
+                // The stateless revision has no `initialize`: its request is for a method this
+                // server does not serve, which that revision answers with 404.
+                if modern && mcp_method == "initialize" {
+                    return method_not_found(request_id(&bytes), "initialize");
+                }
                 buffered = held;
                 Body::from(bytes)
             }
@@ -596,12 +613,87 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     if deleting && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
+    // A method the stateless revision does not have is a 404 there, said in one form.
+    if modern && !MODERN_METHODS.contains(&mcp_method.as_str()) {
+        response = as_method_not_found(response).await;
+    }
     let mut response = match permit {
         Some(permit) => hold_until_sent(response, permit),
         None => response,
     };
     response.extensions_mut().insert(Trace { mcp_method, auth });
     response
+}
+
+/// What the 2026-07-28 revision's requests may ask of this server; any other method is one it
+/// does not serve.
+const MODERN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+];
+
+/// Whether a request speaks the stateless revision (2026-07-28 or later), by its
+/// `MCP-Protocol-Version` header.
+fn is_modern(headers: &HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|version| version.trim() >= MODERN_REVISION)
+}
+
+/// The first revision whose requests stand alone.
+const MODERN_REVISION: &str = "2026-07-28";
+
+/// The id of a JSON-RPC request body, `null` when it has none.
+fn request_id(body: &[u8]) -> serde_json::Value {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("id").cloned())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The 404 a stateless request for a method this server does not serve gets.
+fn method_not_found(id: serde_json::Value, method: &str) -> Response {
+    let refusal = Refusal::MethodNotFound(method.to_owned());
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": refusal.to_json()});
+    let mut response = (StatusCode::NOT_FOUND, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// An answer that is a JSON-RPC `-32601` made a 404, its message in the one form; any other
+/// answer unchanged. Read whole: such an answer is one small JSON object.
+async fn as_method_not_found(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error: the answer could not be read".into(),
+            None,
+        );
+    };
+    let mut answer: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(answer) => answer,
+        Err(_) => return Response::from_parts(parts, Body::from(bytes)),
+    };
+    let Some(error) = answer.get_mut("error").filter(|e| e["code"] == -32601) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    if let Some(message) = error["message"].as_str() {
+        error["message"] =
+            serde_json::Value::String(convert::method_not_found_message(message).into_owned());
+    }
+    parts.status = StatusCode::NOT_FOUND;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(answer.to_string()))
 }
 
 /// Refuses a request whose target is ambiguous: the `Host`/`Origin` checks against DNS

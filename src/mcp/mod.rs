@@ -9,16 +9,17 @@
 mod bounded;
 mod convert;
 pub mod http;
+mod lines;
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, ToolsCapability,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SubscribeRequestParams, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -26,7 +27,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use self::convert::Refusal;
 use crate::config::Surface;
-use crate::engine::error::echo;
+use crate::engine::error::{Situation, TokenFrom, echo};
 use crate::forge::Token;
 use crate::service::{CallError, Called, Listing, Service};
 
@@ -85,6 +86,23 @@ impl Server {
                 Err(Refusal::Internal("the request's credentials were not settled".into()).into())
             }
         }
+    }
+}
+
+impl Server {
+    /// Where a failure happened, for the hint that fits: a tool call or a read, and whose token
+    /// the request used.
+    fn situation(&self, context: &RequestContext<RoleServer>, tool: bool) -> Situation {
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<http::RequestToken>());
+        let token = match over_http {
+            Some(settled) => settled.from(),
+            None if self.service.token().is_some() => TokenFrom::Configured,
+            None => TokenFrom::None,
+        };
+        Situation { tool, token }
     }
 }
 
@@ -165,10 +183,22 @@ impl ServerHandler for Server {
         Err(not_served("resources/subscribe"))
     }
 
+    /// What `server/discover` says: `initialize`'s answer, kept for as long as the process
+    /// serves the same surface, and the same for every caller.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(SURFACE_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
+    }
+
     fn get_info(&self) -> ServerConfig {
-        let mut implementation = Implementation::new("forgelens", env!("CARGO_PKG_VERSION"));
-        implementation.title = Some("forgelens".to_owned());
-        implementation.description = Some(env!("CARGO_PKG_DESCRIPTION").to_owned());
+        let implementation = implementation();
         let instructions = match self.service.surface() {
             Surface::Core => format!("{INSTRUCTIONS}{CORE_INSTRUCTIONS}"),
             Surface::Full => INSTRUCTIONS.to_owned(),
@@ -181,7 +211,7 @@ impl ServerHandler for Server {
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let all: Vec<_> = self
             .service
@@ -192,8 +222,11 @@ impl ServerHandler for Server {
             .map(convert::template)
             .collect();
         let (items, next) = convert::page(all, cursor(&request))?;
-        let mut result = ListResourceTemplatesResult::with_all_items(items);
+        let mut result = ListResourceTemplatesResult::with_all_items(items)
+            .with_ttl_ms(SURFACE_TTL_MS)
+            .with_cache_scope(CacheScope::Public);
         result.next_cursor = next;
+        stamp(&mut result.meta, &context);
         Ok(result)
     }
 
@@ -252,12 +285,18 @@ impl ServerHandler for Server {
                         &self.service.catalog().errors,
                         "resources/list",
                         &error,
+                        modern(&context),
+                        self.situation(&context, false),
                     ));
                 }
             }
         }
-        let mut result = ListResourcesResult::with_all_items(items);
+        // What the token may see, listed now: not reused, and never across tokens.
+        let mut result = ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(0)
+            .with_cache_scope(scope(token));
         result.next_cursor = next;
+        stamp(&mut result.meta, &context);
         Ok(result)
     }
 
@@ -282,7 +321,9 @@ impl ServerHandler for Server {
             &arguments,
             token,
         );
-        Ok(convert::completion(self.run(&context, work).await?))
+        let mut result = convert::completion(self.run(&context, work).await?);
+        stamp(&mut result.meta, &context);
+        Ok(result)
     }
 
     async fn read_resource(
@@ -295,14 +336,21 @@ impl ServerHandler for Server {
             .run(&context, self.service.read(&request.uri, token))
             .await?
         {
-            Ok(output) => Ok(convert::read_result(&request.uri, output, token.is_some()).into()),
+            Ok(output) => {
+                let mut result = convert::read_result(&request.uri, output, token.is_some());
+                stamp(&mut result.meta, &context);
+                Ok(result.into())
+            }
             Err(error) => {
                 let reason = self.service.catalog().errors.reason(&error);
-                tracing::info!(uri = %echo(&request.uri), %reason, "read failed: {}", self.service.catalog().errors.message(&error));
+                let situation = self.situation(&context, false);
+                tracing::info!(uri = %echo(&request.uri), %reason, "read failed: {}", self.service.catalog().errors.message_in(&error, situation));
                 Err(convert::error(
                     &self.service.catalog().errors,
                     &request.uri,
                     &error,
+                    modern(&context),
+                    situation,
                 ))
             }
         }
@@ -311,9 +359,13 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        tools_page(&self.service, cursor(&request))
+        let mut result = tools_page(&self.service, cursor(&request))?
+            .with_ttl_ms(SURFACE_TTL_MS)
+            .with_cache_scope(CacheScope::Public);
+        stamp(&mut result.meta, &context);
+        Ok(result)
     }
 
     async fn call_tool(
@@ -323,34 +375,79 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let token = self.token(&context)?;
         let arguments = request.arguments.unwrap_or_default();
-        match self
+        let called = self
             .run(&context, self.service.call(&request.name, arguments, token))
-            .await?
-        {
-            Ok(Called::Value(answer)) => Ok(convert::tool_success(answer).into()),
-            Ok(Called::Read(output)) => Ok(convert::read_as_tool(output).into()),
-            Err(unknown @ CallError::Unknown { .. }) => Err(Refusal::InvalidParams(format!(
-                "{unknown}, and search_tools finds the rest"
-            ))
-            .into()),
+            .await?;
+        let mut result = match called {
+            Ok(Called::Value(answer)) => convert::tool_success(answer),
+            Ok(Called::Read(output)) => convert::read_as_tool(output),
+            Err(unknown @ CallError::Unknown { .. }) => {
+                return Err(Refusal::InvalidParams(format!(
+                    "{unknown}, and search_tools finds the rest"
+                ))
+                .into());
+            }
             Err(refused @ CallError::Refused { .. }) => {
-                Ok(convert::tool_failure(refused.to_string(), None).into())
+                convert::tool_failure(refused.to_string(), None)
             }
             Err(CallError::Failed(error)) => {
                 let errors = &self.service.catalog().errors;
-                tracing::info!(tool = %echo(&request.name), reason = %errors.reason(&error), "call failed: {}", errors.message(&error));
-                Ok(convert::tool_failure(
-                    errors.message(&error),
+                let message = errors.message_in(&error, self.situation(&context, true));
+                tracing::info!(tool = %echo(&request.name), reason = %errors.reason(&error), "call failed: {message}");
+                convert::tool_failure(
+                    message,
                     Some((errors.reason(&error), error.upstream_status())),
                 )
-                .into())
             }
             Err(CallError::Read { uri, error }) => {
                 let errors = &self.service.catalog().errors;
-                tracing::info!(uri = %echo(&uri), reason = %errors.reason(&error), "read_resource failed: {}", errors.message(&error));
-                Ok(convert::read_failure(errors, &uri, &error).into())
+                let situation = self.situation(&context, false);
+                tracing::info!(uri = %echo(&uri), reason = %errors.reason(&error), "read_resource failed: {}", errors.message_in(&error, situation));
+                convert::read_failure(errors, &uri, &error, modern(&context), situation)
             }
-        }
+        };
+        stamp(&mut result.meta, &context);
+        Ok(result.into())
+    }
+}
+
+/// How long a client may keep what lists the served surface (`tools/list`,
+/// `resources/templates/list`, `server/discover`): it does not change while the process runs.
+pub const SURFACE_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// Who a server is, as `initialize`, `server/discover` and every stateless result's `_meta` say.
+fn implementation() -> Implementation {
+    let mut implementation = Implementation::new("forgelens", env!("CARGO_PKG_VERSION"));
+    implementation.title = Some("forgelens".to_owned());
+    implementation.description = Some(env!("CARGO_PKG_DESCRIPTION").to_owned());
+    implementation
+}
+
+/// Whether a request speaks the stateless revision (2026-07-28 or later).
+fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= "2026-07-28")
+}
+
+/// A stateless request's result says which server answered it, in its `_meta`.
+fn stamp(meta: &mut Option<MetaObject>, context: &RequestContext<RoleServer>) {
+    if !modern(context) {
+        return;
+    }
+    let info = serde_json::to_value(implementation()).expect("an implementation serializes");
+    meta.get_or_insert_with(MetaObject::default)
+        .insert(SERVER_INFO_KEY.to_owned(), info);
+}
+
+/// The `_meta` key naming the server that answered.
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// A result read with a token is that token's; one read without may be anyone's.
+fn scope(token: Option<&Token>) -> CacheScope {
+    match token {
+        Some(_) => CacheScope::Private,
+        None => CacheScope::Public,
     }
 }
 
@@ -459,6 +556,17 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
 
+/// The log line that says the server is serving, and what.
+pub fn announce(service: &Service, transport: &str) {
+    tracing::info!(
+        forge = %service.instance(),
+        version = env!("CARGO_PKG_VERSION"),
+        resources = service.catalog().resources().len(),
+        tools = service.catalog().tools().len(),
+        "forgelens serving MCP on {transport}"
+    );
+}
+
 /// Serves MCP over stdin/stdout until the client goes away (stdin closes) or SIGTERM/ctrl-c
 /// arrives; either way the requests in flight get a bounded time to finish and answer.
 pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
@@ -468,11 +576,11 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
         tracing::debug!("stdio through tokio's blocking threads");
         (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
     });
+    let (refused, refusals) = tokio::sync::mpsc::unbounded_channel();
+    let reader: Reader = Box::new(lines::JsonLines::new(reader, refused));
     let transport = AsyncRwTransport::new_server(reader, writer);
-    let running = match server
-        .serve(bounded::Bounded::new(transport, STDIO_IN_FLIGHT))
-        .await
-    {
+    let bounded = bounded::Bounded::new(transport, STDIO_IN_FLIGHT).answering(refusals);
+    let running = match server.serve(bounded).await {
         Ok(running) => running,
         // The client left before opening a session (it may only have asked `server/discover`,
         // or nothing at all): a clean end of input, not a failure.

@@ -19,6 +19,7 @@ use regex::Regex;
 use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
+use super::error::{Case, Hints};
 use super::param::{Rule, RuleKind};
 use super::policy::marks::{self, Shown, Writer};
 use super::project::{Expr, ExprError, Field, FieldType, Projection};
@@ -398,7 +399,29 @@ impl Compiler {
         for (name, hint) in &def.value.hints {
             match Reason::parse(name) {
                 Some(reason) => {
-                    hints.insert(reason, hint.trim().to_owned());
+                    let mut cases = Vec::new();
+                    let mut default = None;
+                    match hint {
+                        raw::HintDef::One(text) => default = Some(text.trim().to_owned()),
+                        raw::HintDef::BySituation(by) => {
+                            for (situation, text) in by {
+                                let text = text.trim().to_owned();
+                                match (situation.as_str(), Case::parse(situation)) {
+                                    ("default", _) => default = Some(text),
+                                    (_, Some(case)) => cases.push((case, text)),
+                                    (other, None) => self.push(
+                                        Pos::of(file, def),
+                                        checks::ERROR_TABLE,
+                                        format!(
+                                            "hint for `{name}` names situation `{other}`; known: default, {}",
+                                            Case::NAMES.join(", ")
+                                        ),
+                                    ),
+                                }
+                            }
+                        }
+                    }
+                    hints.insert(reason, Hints { default, cases });
                 }
                 None => self.push(
                     Pos::of(file, def),

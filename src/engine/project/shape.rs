@@ -136,28 +136,29 @@ impl Shape {
         }
     }
 
+    /// One type is `{"type": T}`; several (a nullable one among them) are `anyOf` branches of
+    /// one type each, since several clients read `type` as a single string and reject or
+    /// misread the array form (`["string", "null"]`) that JSON Schema also allows.
     fn schema(&self) -> Value {
-        let mut names: Vec<&str> = self.types.iter().map(FieldType::json_name).collect();
-        if self.nullable || names.is_empty() {
-            names.push("null");
+        let mut branches: Vec<Value> = self.types.iter().map(branch).collect();
+        if self.nullable || branches.is_empty() {
+            branches.push(json!({"type": "null"}));
         }
-        let mut schema = Map::new();
-        schema.insert(
-            "type".into(),
-            match names.as_slice() {
-                [one] => json!(one),
-                many => json!(many),
-            },
-        );
-        let item = self.types.iter().find_map(|t| match t {
-            FieldType::Array(Some(item)) => Some(item),
-            _ => None,
-        });
-        if let Some(item) = item {
-            schema.insert("items".into(), Shape::of((**item).clone(), false).schema());
+        match branches.len() {
+            1 => branches.remove(0),
+            _ => json!({ "anyOf": branches }),
         }
-        Value::Object(schema)
     }
+}
+
+/// The schema of one type, with its items for an array.
+fn branch(ty: &FieldType) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!(ty.json_name()));
+    if let FieldType::Array(Some(item)) = ty {
+        schema.insert("items".into(), Shape::of((**item).clone(), false).schema());
+    }
+    Value::Object(schema)
 }
 
 impl Projection {
@@ -337,11 +338,11 @@ mod tests {
         let s = schema_of(&[("title", "$.title"), ("number", "$.number")]).unwrap();
         assert_eq!(
             s["properties"]["title"],
-            json!({"type": ["string", "null"]})
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
         );
         assert_eq!(
             s["properties"]["number"],
-            json!({"type": ["integer", "null"]})
+            json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})
         );
     }
 
@@ -371,10 +372,11 @@ mod tests {
         let p = &s["properties"];
         assert_eq!(p["n"], json!({"type": "integer"}));
         assert_eq!(p["p"], json!({"type": "boolean"}));
-        assert_eq!(p["t"], json!({"type": ["integer", "null"]}));
-        assert_eq!(p["a"], json!({"type": ["string", "null"]}));
-        assert_eq!(p["d"], json!({"type": ["string", "null"]}));
-        assert_eq!(p["w"], json!({"type": ["string", "null"]}));
+        let nullable = |t: &str| json!({"anyOf": [{"type": t}, {"type": "null"}]});
+        assert_eq!(p["t"], nullable("integer"));
+        assert_eq!(p["a"], nullable("string"));
+        assert_eq!(p["d"], nullable("string"));
+        assert_eq!(p["w"], nullable("string"));
     }
 
     #[test]
@@ -387,7 +389,7 @@ mod tests {
         assert_eq!(s["properties"]["title"], json!({"type": "string"}));
         assert_eq!(
             s["properties"]["number"],
-            json!({"type": ["integer", "string"]})
+            json!({"anyOf": [{"type": "integer"}, {"type": "string"}]})
         );
     }
 
@@ -424,7 +426,7 @@ mod tests {
         assert_eq!(s["properties"]["kind"], json!({"type": "string"}));
         assert_eq!(
             s["properties"]["inner"],
-            json!({"type": "object", "properties": {"flag": {"type": ["boolean", "null"]}}})
+            json!({"type": "object", "properties": {"flag": {"anyOf": [{"type": "boolean"}, {"type": "null"}]}}})
         );
     }
 
