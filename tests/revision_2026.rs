@@ -59,12 +59,7 @@ async fn a_method_the_stateless_revision_lacks_is_a_404_with_minus_32601_in_both
         for (method, body) in cases {
             let (status, answer) = post(&http, &body, &[("mcp-method", method)]).await;
             assert_eq!(status, 404, "{method} (sessions: {sessions}): {answer}");
-            assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
-            assert_eq!(
-                answer["error"]["message"],
-                format!("Method not found: {method}"),
-                "{method}"
-            );
+            assert_method_not_found(&answer, method);
         }
     }
 }
@@ -80,13 +75,18 @@ async fn every_method_not_found_has_one_form_on_stdio_too() {
         )
         .await;
         let answer = raw.answer_to(&json!(id)).await;
-        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
-        assert_eq!(
-            answer["error"]["message"],
-            format!("Method not found: {method}"),
-            "{method}"
-        );
+        assert_method_not_found(&answer, method);
     }
+}
+
+/// The one form both transports give a method the server does not serve.
+fn assert_method_not_found(answer: &Value, method: &str) {
+    assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        format!("Method not found: {method}"),
+        "{method}"
+    );
 }
 
 #[tokio::test]
