@@ -192,10 +192,32 @@ fn init_logging(filter: Option<&str>, default: &str) {
     let _ = tracing_subscriber::registry().with(layer).try_init();
 }
 
+/// The service the stdio server runs for `args` (a command line without the program's name),
+/// with its settings read from `env` instead of the process environment: what `forgelens`
+/// serves, for a caller that serves it on streams of its own (the tests' in-process servers).
+pub fn stdio_service(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Service, String> {
+    let cli = Cli::try_parse_from(std::iter::once("forgelens".to_owned()).chain(args.to_vec()))
+        .map_err(|e| e.to_string())?;
+    let args = match cli.command {
+        None => cli.serve,
+        Some(Command::Serve(args)) => ServerArgs {
+            common: args.common.or(&cli.serve.common),
+            http: args.http.or(&cli.serve.http),
+        },
+        Some(_) => return Err("only the server's options are served".into()),
+    };
+    if let Some(flag) = args.http.http.as_ref().map(|_| settings::HTTP.name()) {
+        return Err(format!("{flag}: this serves stdio only"));
+    }
+    start(&args.common, env).map_err(|(message, _)| message)
+}
+
 /// Resolves the configuration and starts the service; on failure, the message and exit code.
-fn start(args: &ServeArgs) -> Result<Service, (String, u8)> {
-    let config =
-        Config::resolve(&args.flags, &|k| std::env::var(k).ok()).map_err(|e| (e.to_string(), 2))?;
+fn start(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Service, (String, u8)> {
+    let config = Config::resolve(&args.flags, env).map_err(|e| (e.to_string(), 2))?;
     if let Some(warning) = args
         .flags
         .token_file
@@ -266,6 +288,11 @@ fn threaded_runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime can be built")
 }
 
+/// A setting from the process environment.
+fn process_env(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
 fn fail(message: &str, code: u8) -> ExitCode {
     eprintln!("forgelens: {message}");
     ExitCode::from(code)
@@ -273,7 +300,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
 
 fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
     init_logging(args.common.log_level.as_deref(), "forgelens=info,rmcp=warn");
-    let http = match HttpConfig::resolve(&args.http, &|k| std::env::var(k).ok()) {
+    let http = match HttpConfig::resolve(&args.http, &process_env) {
         Ok(http) => http,
         Err(e) => return fail(&e.to_string(), 2),
     };
@@ -283,7 +310,7 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
             2,
         );
     }
-    let service = match start(&args.common) {
+    let service = match start(&args.common, &process_env) {
         Ok(s) => Arc::new(s),
         Err((message, code)) => return fail(&message, code),
     };
@@ -308,7 +335,7 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
 
 fn read(uri: &str, args: &ServeArgs) -> ExitCode {
     init_logging(args.log_level.as_deref(), "warn");
-    let service = match start(args) {
+    let service = match start(args, &process_env) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };
@@ -346,7 +373,7 @@ fn failed(service: &Service, error: &engine::Error, tool: bool) -> ExitCode {
 /// One line per entry, tab-separated, for people and for `grep`/`cut` alike.
 fn list(what: ListWhat, all: bool, args: &ServeArgs) -> ExitCode {
     init_logging(args.log_level.as_deref(), "warn");
-    let service = match start(args) {
+    let service = match start(args, &process_env) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };
@@ -420,7 +447,7 @@ fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {
         Ok(_) => return fail("--args must be a JSON object", 2),
         Err(e) => return fail(&format!("--args is not JSON: {e}"), 2),
     };
-    let service = match start(args) {
+    let service = match start(args, &process_env) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };

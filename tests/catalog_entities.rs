@@ -343,7 +343,7 @@ async fn a_kind_other_than_issue_or_pr_is_refused_before_any_request() {
 async fn a_hook_secret_never_appears_in_any_output() {
     let forge = catalog_world::forge().await;
     // With a token too: nothing depends on who asks.
-    let server = Launch::new(&forge).token(GOOD_TOKEN).start().await;
+    let server = Launch::new(&forge).token(GOOD_TOKEN).spawn().await;
     let mut outputs = Vec::new();
     let hook = server
         .read_blocks("forgejo://repo/acme/widgets/hook/5")

@@ -392,7 +392,7 @@ async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
             .arg("--catalog-from-instance")
             .arg("--cache-dir")
             .arg(&cache_dir)
-            .start()
+            .spawn()
             .await;
         let tools = server.client.list_all_tools().await.unwrap();
         let list = tools
@@ -424,7 +424,7 @@ async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
         .arg("--catalog-from-instance")
         .arg("--cache-dir")
         .arg(&cache_dir)
-        .start()
+        .spawn()
         .await;
     let tools = server.client.list_all_tools().await.unwrap();
     assert!(

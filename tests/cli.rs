@@ -356,7 +356,7 @@ async fn forge_url_mistakes_are_explained() {
     );
     let server = crate::support::Launch::new(&forge)
         .env("RUST_LOG", "info")
-        .start()
+        .spawn()
         .await;
     assert!(
         server.log().contains(&format!("forge={}", forge.url())),

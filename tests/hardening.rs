@@ -246,7 +246,7 @@ async fn secret_arguments_reach_no_log_line_at_any_level() {
             .token("tok-secret-test")
             .env("RUST_LOG", level)
             .full()
-            .start()
+            .spawn()
             .await;
         server
             .call_ok_or_error(
@@ -313,7 +313,7 @@ async fn a_token_echoed_by_the_forge_is_scrubbed() {
         .token(TOKEN)
         .env("RUST_LOG", "info")
         .full()
-        .start()
+        .spawn()
         .await;
     let error = server
         .read("forgejo://repo/acme/widgets/label/1")
@@ -371,7 +371,7 @@ async fn forge_text_cannot_forge_a_log_line() {
             body: b"\x1b[2Jcleared\x07".to_vec(),
         },
     );
-    let server = Launch::new(&forge).env("RUST_LOG", "info").start().await;
+    let server = Launch::new(&forge).env("RUST_LOG", "info").spawn().await;
     let error = server
         .read("forgejo://repo/acme/widgets/label/1")
         .await

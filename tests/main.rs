@@ -1,5 +1,8 @@
-//! Integration tests: one binary, one module per theme. Every test runs the real `forgelens`
-//! binary against the fake forge of `support` on 127.0.0.1; none touches the network.
+//! Integration tests: one binary, one module per theme, against the fake forge of `support` on
+//! 127.0.0.1; none touches the network. Most drive forgelens's MCP handlers in this process over
+//! an in-memory pipe (`Launch::start`); those about the process itself — its transports, signals,
+//! start-up, command line and log — run the real binary (`Launch::spawn`, `start_http`, `run`,
+//! `Raw`).
 
 // Helpers serve the themes below; not every theme uses every helper.
 #[allow(dead_code)]

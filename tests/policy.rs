@@ -526,7 +526,7 @@ async fn a_token_the_forge_echoes_never_comes_back() {
             body: br#"{"number": 76, "title": "t", "body": "key: \u0067ood-token-0123456789 and %67ood-token-0123456789", "user": {"login": "alice"}, "state": "open"}"#.to_vec(),
         },
     );
-    let server = Launch::new(&forge).token(GOOD_TOKEN).full().start().await;
+    let server = Launch::new(&forge).token(GOOD_TOKEN).full().spawn().await;
     let mut seen = Vec::new();
     for (tool, args) in [
         (
@@ -782,7 +782,14 @@ async fn no_redirect_of_the_corpus_leaks_the_token_or_leaves_the_allow_list() {
         "/repos/other/secret/issues/1",
         Reply::Json(tool_fixture("issue.json")),
     );
-    let server = allow_listed(&forge).await;
+    // Spawned: the log is one of the places the token must not reach.
+    let server = Launch::new(&forge)
+        .token(GOOD_TOKEN)
+        .full()
+        .arg("--allow-repos")
+        .arg("acme/widgets")
+        .spawn()
+        .await;
     let mut seen = Vec::new();
     for (k, p) in redirects.iter().enumerate() {
         let n = 800 + k;

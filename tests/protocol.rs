@@ -159,7 +159,7 @@ async fn a_sessions_delete_answers_204() {
 #[tokio::test]
 async fn a_failed_read_is_logged_once() {
     let forge = FakeForge::standard().await;
-    let server = Launch::new(&forge).start().await;
+    let server = Launch::new(&forge).spawn().await;
     let error = server
         .read("forgejo://repo/acme/widgets/label/404")
         .await

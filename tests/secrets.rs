@@ -17,7 +17,7 @@ async fn the_token_appears_in_no_log_error_or_result() {
     let server = Launch::new(&forge)
         .token(NO_SCOPE_TOKEN)
         .env("RUST_LOG", "trace")
-        .start()
+        .spawn()
         .await;
     let mut seen = Vec::new();
     for uri in [

@@ -61,7 +61,7 @@ async fn ten_thousand_mixed_requests_hold_steady() {
             }
         }
         if round % 1000 == 999 {
-            samples.push(footprint(server.pid));
+            samples.push(footprint(server.pid()));
         }
     }
     println!("after each 1000 requests (VmRSS KiB, fds): {samples:?}");

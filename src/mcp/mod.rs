@@ -570,12 +570,24 @@ pub fn announce(service: &Service, transport: &str) {
 /// Serves MCP over stdin/stdout until the client goes away (stdin closes) or SIGTERM/ctrl-c
 /// arrives; either way the requests in flight get a bounded time to finish and answer.
 pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
-    let server = Server::new(service);
-    let in_flight = server.in_flight.clone();
     let (reader, writer) = event_loop_stdio().unwrap_or_else(|| {
         tracing::debug!("stdio through tokio's blocking threads");
         (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
     });
+    serve_lines(service, reader, writer, shutdown_signal()).await
+}
+
+/// Serves MCP as newline-delimited JSON on `reader`/`writer` (stdio's framing, its bound on
+/// requests in flight and its refusals) until the client goes away or `stop` completes. The
+/// stdio server runs on this; so do the tests, over an in-memory pipe.
+pub async fn serve_lines(
+    service: Arc<Service>,
+    reader: Reader,
+    writer: Writer,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let server = Server::new(service);
+    let in_flight = server.in_flight.clone();
     let (refused, refusals) = tokio::sync::mpsc::unbounded_channel();
     let reader: Reader = Box::new(lines::JsonLines::new(reader, refused));
     let transport = AsyncRwTransport::new_server(reader, writer);
@@ -590,9 +602,9 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
         }
         Err(error) => return Err(error.into()),
     };
-    let stop = running.cancellation_token();
+    let cancel = running.cancellation_token();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        stop.await;
         tracing::info!("shutting down: finishing the requests in flight");
         if tokio::time::timeout(STDIO_GRACE, in_flight.idle())
             .await
@@ -600,15 +612,15 @@ pub async fn serve_stdio(service: Arc<Service>) -> anyhow::Result<()> {
         {
             tracing::warn!("requests still running after {STDIO_GRACE:?}; ending them");
         }
-        stop.cancel();
+        cancel.cancel();
     });
     running.waiting().await?;
     Ok(())
 }
 
 /// The halves of stdio, however they are read and written.
-type Reader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
-type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+pub type Reader = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+pub type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 
 /// stdin and stdout read and written by the runtime's own event loop, when each is a pipe (what
 /// most clients give the server they start) or a Unix socket (what clients built on libuv, such

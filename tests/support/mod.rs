@@ -1,5 +1,6 @@
-//! Test support: the fake forge, its fixtures, and two ways to drive the real binary — as an MCP
-//! server through rmcp's client over a child process, and as a command line.
+//! Test support: the fake forge, its fixtures, and the ways to drive forgelens — its MCP
+//! handlers in this process over an in-memory pipe (most tests), the real binary as an MCP server
+//! over stdio or HTTP, and the binary as a command line.
 
 pub mod catalog_world;
 pub mod delivered;
@@ -67,8 +68,35 @@ impl Launch {
         self.arg("--tool-surface").arg("full")
     }
 
-    /// Spawns the binary and completes the MCP handshake.
+    /// Starts the server in this process, on an in-memory pipe with stdio's framing, and
+    /// completes the MCP handshake: the same service and handlers the binary runs, without a
+    /// process to spawn. It keeps no log and has no pid; a test that reads either, or that is
+    /// about the process itself, uses [`Launch::spawn`].
     pub async fn start(self) -> Server {
+        let env: std::collections::HashMap<String, String> = self.env.into_iter().collect();
+        let args = self.args;
+        // Starting may fetch the instance's spec from the fake forge, which runs on this
+        // runtime: compile off it.
+        let service = tokio::task::spawn_blocking(move || {
+            forgelens::cli::stdio_service(&args, &|key| env.get(key).cloned())
+        })
+        .await
+        .expect("starting does not panic")
+        .unwrap_or_else(|e| panic!("the server starts: {e}"));
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (reader, writer) = tokio::io::split(server_end);
+        tokio::spawn(forgelens::mcp::serve_lines(
+            Arc::new(service),
+            Box::new(reader),
+            Box::new(writer),
+            std::future::pending(),
+        ));
+        let client = ().serve(client_end).await.expect("the MCP handshake succeeds");
+        Server::without_client_cache(client, None, None).await
+    }
+
+    /// Spawns the binary and completes the MCP handshake.
+    pub async fn spawn(self) -> Server {
         let mut command = tokio::process::Command::new(BIN);
         command.env_clear().envs(self.env).args(self.args);
         let (transport, stderr) = TokioChildProcess::builder(command)
@@ -92,16 +120,17 @@ impl Launch {
         }
         let pid = transport.id().expect("a started child has a pid");
         let client = ().serve(transport).await.expect("the MCP handshake succeeds");
-        Server::without_client_cache(client, log, pid).await
+        Server::without_client_cache(client, Some(log), Some(pid)).await
     }
 }
 
 /// A running server and its client.
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
-    log: Arc<Mutex<String>>,
-    /// The server process, for `/proc` measurements.
-    pub pid: u32,
+    /// What the server process writes to stderr; `None` in process.
+    log: Option<Arc<Mutex<String>>>,
+    /// The server process, for `/proc` measurements; `None` in process.
+    pid: Option<u32>,
 }
 
 impl Server {
@@ -109,8 +138,8 @@ impl Server {
     /// request must reach it.
     async fn without_client_cache(
         client: RunningService<RoleClient, ()>,
-        log: Arc<Mutex<String>>,
-        pid: u32,
+        log: Option<Arc<Mutex<String>>>,
+        pid: Option<u32>,
     ) -> Server {
         client
             .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
@@ -197,7 +226,17 @@ impl Server {
 
     /// What the server wrote to stderr so far.
     pub fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
+        let log = self
+            .log
+            .as_ref()
+            .expect("an in-process server keeps no log: start it with Launch::spawn");
+        log.lock().unwrap().clone()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+            .expect("an in-process server has no process: start it with Launch::spawn")
     }
 
     pub async fn stop(self) {
@@ -353,8 +392,8 @@ impl HttpServer {
         };
         Ok(Server::without_client_cache(
             client,
-            self.log.clone(),
-            self.child.id().expect("the HTTP server runs"),
+            Some(self.log.clone()),
+            Some(self.child.id().expect("the HTTP server runs")),
         )
         .await)
     }
