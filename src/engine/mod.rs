@@ -53,16 +53,8 @@ pub struct Catalog {
     pub(crate) completions: HashMap<String, complete::Completion>,
     /// The tools `--tool-surface core` lists, in the manifest's order.
     pub core: Vec<String>,
-    /// `search_tools`'s synonyms: a word or phrase → the words it stands for.
-    pub synonyms: Vec<(String, Vec<String>)>,
-    /// `search_tools`'s words for tokens known by their shape (a path, a version…).
-    pub shapes: Vec<(search::Shape, Vec<String>)>,
-    /// `search_tools`'s words that ask to read, and to change.
-    pub intents: (Vec<String>, Vec<String>),
-    /// `search_tools`'s words that ask for each tool verb.
-    pub verbs: Vec<(String, Vec<String>)>,
-    /// The verbs of tools that list things.
-    pub lists: Vec<String>,
+    /// The words `search_tools` reads queries with.
+    pub search: search::Words,
     /// The most bytes one answer may hold (see `bound`).
     pub(crate) max_answer_bytes: usize,
     /// The forge's host: images it serves stay images in user-written text.
@@ -114,35 +106,8 @@ impl Catalog {
         for (name, description) in other.toolsets {
             self.toolsets.entry(name).or_insert(description);
         }
-        if self.shapes.iter().all(|(_, words)| words.is_empty()) {
-            self.shapes = other.shapes;
-        }
-        if self.intents.0.is_empty() && self.intents.1.is_empty() {
-            self.intents = other.intents;
-        }
-        if self.verbs.is_empty() {
-            self.verbs = other.verbs;
-            self.lists = other.lists;
-        }
-        for (word, means) in other.synonyms {
-            if !self.synonyms.iter().any(|(w, _)| *w == word) {
-                self.synonyms.push((word, means));
-            }
-        }
+        self.search = std::mem::take(&mut self.search).or(other.search);
         skipped
-    }
-
-    /// The vocabulary of `search_tools`.
-    pub fn vocabulary(&self) -> search::Vocabulary {
-        search::Vocabulary::new(
-            self.synonyms
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_slice())),
-            self.shapes.iter().map(|(s, v)| (*s, v.as_slice())),
-        )
-        .with_intents(&self.intents.0, &self.intents.1)
-        .with_verbs(self.verbs.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
-        .with_lists(&self.lists)
     }
 
     /// Sets the byte budget of every answer.

@@ -245,6 +245,61 @@ fn is_duration(t: &str) -> bool {
     parts > 0
 }
 
+/// The words `search_tools` reads a query with, as a manifest declares them (its `search:`
+/// block): one value, which [`Vocabulary`] is built from.
+#[derive(Debug, Clone, Default)]
+pub struct Words {
+    /// A word or phrase → the words it stands for.
+    pub synonyms: Vec<(String, Vec<String>)>,
+    /// A kind of token known by its shape (a path, a version…) → the words it stands for.
+    pub shapes: Vec<(Shape, Vec<String>)>,
+    /// Words that ask to read.
+    pub reading: Vec<String>,
+    /// Words that ask to change.
+    pub changing: Vec<String>,
+    /// A tool verb → the words that ask for it.
+    pub verbs: Vec<(String, Vec<String>)>,
+    /// The verbs of tools that list things (they go with `verbs`).
+    pub lists: Vec<String>,
+}
+
+impl Words {
+    /// These words, with `other`'s (a generated catalog's) filling what these do not declare:
+    /// a part declared here stays as it is, whole; a synonym for a word this lacks is added.
+    pub fn or(mut self, other: Words) -> Words {
+        if self.shapes.iter().all(|(_, words)| words.is_empty()) {
+            self.shapes = other.shapes;
+        }
+        if self.reading.is_empty() && self.changing.is_empty() {
+            self.reading = other.reading;
+            self.changing = other.changing;
+        }
+        if self.verbs.is_empty() {
+            self.verbs = other.verbs;
+            self.lists = other.lists;
+        }
+        for (word, means) in other.synonyms {
+            if !self.synonyms.iter().any(|(w, _)| *w == word) {
+                self.synonyms.push((word, means));
+            }
+        }
+        self
+    }
+
+    /// The vocabulary these words make, stemmed.
+    pub fn vocabulary(&self) -> Vocabulary {
+        Vocabulary::new(
+            self.synonyms
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_slice())),
+            self.shapes.iter().map(|(s, v)| (*s, v.as_slice())),
+        )
+        .with_intents(&self.reading, &self.changing)
+        .with_verbs(self.verbs.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
+        .with_lists(&self.lists)
+    }
+}
+
 /// What people say, and what the tools say for it; the keys are stemmed word sequences.
 #[derive(Debug, Default)]
 pub struct Vocabulary {

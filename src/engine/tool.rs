@@ -18,7 +18,7 @@ use super::project::{Context, Meta, Projection};
 use super::request::{Args, RequestTemplate};
 use super::schema::Check;
 use super::text::{Cut, TextSpec};
-use super::untrusted::Rendering;
+use super::untrusted::{Rendering, enveloped};
 use crate::forge::allow::AllowList;
 use crate::forge::{
     Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response,
@@ -332,6 +332,24 @@ impl Tool {
         required.chain(optional).collect::<Vec<_>>().join(", ")
     }
 
+    /// The text a client shows the model for `value`, this tool's bounded answer to
+    /// `request`, when it differs from the value's JSON: what forge users wrote, in an
+    /// envelope. A text tool's text is enveloped inside its JSON; an unshaped answer whole.
+    pub fn shown(&self, value: &Value, request: &str) -> Option<String> {
+        let json =
+            |value: &Value| serde_json::to_string(value).expect("a JSON value always serializes");
+        if self.unshaped() {
+            return Some(enveloped(&json(value), &self.name, None, request));
+        }
+        let text = value
+            .get("text")
+            .and_then(Value::as_str)
+            .filter(|_| self.untrusted_text())?;
+        let mut shown = value.clone();
+        shown["text"] = Value::String(enveloped(text, &self.name, None, request));
+        Some(json(&shown))
+    }
+
     /// The `_meta` of the tool's answers: which fields hold text written by forge users (see
     /// `engine::policy::marks`); `None` when none does. An unshaped answer's every string is.
     pub fn untrusted_meta(&self) -> Option<Value> {
@@ -540,10 +558,7 @@ impl Call<'_> {
         if let (Some(list), Some(page)) = (&self.tool.list, self.page)
             && list.window == WindowKind::Upstream
         {
-            request.query.push((PAGE.into(), page.page.to_string()));
-            if !list.page_only {
-                request.query.push((LIMIT.into(), page.limit.to_string()));
-            }
+            page.ask(&mut request, !list.page_only);
         }
         let mut body = Map::new();
         let mut payload = None;

@@ -1275,15 +1275,22 @@ fn next_unescaped_bracket(b: &[u8], mut i: usize) -> Option<usize> {
     None
 }
 
+/// `text` inside a fresh envelope whose boundary it does not contain, saying what it is
+/// (`kind`), who wrote it and where it is from: how every answer, read or call, shows
+/// user-written text to a model.
+pub fn enveloped(text: &str, kind: &str, author: Option<&str>, uri: &str) -> String {
+    Envelope::fresh(std::iter::once(text)).wrap(text, kind, author, uri)
+}
+
 /// The tags one answer wraps user-written text in.
 #[derive(Debug, Clone)]
-pub struct Envelope {
+struct Envelope {
     tag: String,
 }
 
 impl Envelope {
     /// Tags with a fresh random boundary that none of `texts` contains.
-    pub fn fresh<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Envelope {
+    fn fresh<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Envelope {
         static KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         loop {
@@ -1297,7 +1304,7 @@ impl Envelope {
     }
 
     /// `text` inside the tags, which say what it is, who wrote it and where it is from.
-    pub fn wrap(&self, text: &str, kind: &str, author: Option<&str>, uri: &str) -> String {
+    fn wrap(&self, text: &str, kind: &str, author: Option<&str>, uri: &str) -> String {
         let attr = |v: &str| v.replace(['"', '<', '>', '\n'], "_");
         let author = author.map_or(String::new(), |a| format!(" author=\"{}\"", attr(a)));
         format!(
@@ -1306,11 +1313,6 @@ impl Envelope {
             attr(uri),
             tag = self.tag
         )
-    }
-
-    /// The name of the tags (`untrusted-…`).
-    pub fn tag(&self) -> &str {
-        &self.tag
     }
 }
 
@@ -1974,17 +1976,22 @@ mod tests {
 
     #[test]
     fn the_envelope_names_the_text_and_cannot_be_guessed() {
-        let a = Envelope::fresh(std::iter::empty());
-        let b = Envelope::fresh(std::iter::empty());
-        assert_ne!(a.tag(), b.tag());
-        let wrapped = a.wrap(
+        let tag_of = |wrapped: &str| wrapped[1..].split(' ').next().unwrap().to_owned();
+        let a = enveloped(
             "body",
             "issue",
             Some("al\"ice"),
             "forgejo://repo/a/b/issue/1",
         );
-        assert!(wrapped.starts_with(&format!("<{} kind=\"issue\" author=\"al_ice\"", a.tag())));
-        assert!(wrapped.ends_with(&format!("\nbody\n</{}>", a.tag())));
+        let b = enveloped("body", "issue", None, "forgejo://repo/a/b/issue/1");
+        let tag = tag_of(&a);
+        assert!(tag.starts_with("untrusted-"), "{a}");
+        assert_ne!(tag, tag_of(&b));
+        assert!(
+            a.starts_with(&format!("<{tag} kind=\"issue\" author=\"al_ice\"")),
+            "{a}"
+        );
+        assert!(a.ends_with(&format!("\nbody\n</{tag}>")), "{a}");
     }
 
     /// Pieces markup is made of, outside addresses in every disguise among them; every outside

@@ -45,7 +45,7 @@ pub fn index(catalog: &Catalog, weights: Weights) -> SearchIndex {
         catalog.tools(),
         |set| catalog.toolsets.get(set).cloned(),
         |tool| tool.generated,
-        catalog.vocabulary(),
+        catalog.search.vocabulary(),
         weights,
     )
 }

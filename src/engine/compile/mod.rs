@@ -172,20 +172,20 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
         listings,
         completions,
         core,
-        synonyms,
-        shapes,
-        intents: (
-            manifests.tools.search.intents.read.clone(),
-            manifests.tools.search.intents.change.clone(),
-        ),
-        verbs: manifests
-            .tools
-            .search
-            .verbs
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        lists: manifests.tools.search.lists.clone(),
+        search: super::search::Words {
+            synonyms,
+            shapes,
+            reading: manifests.tools.search.intents.read.clone(),
+            changing: manifests.tools.search.intents.change.clone(),
+            verbs: manifests
+                .tools
+                .search
+                .verbs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            lists: manifests.tools.search.lists.clone(),
+        },
         max_answer_bytes: usize::MAX,
         instance: String::new(),
     })

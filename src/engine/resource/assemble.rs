@@ -19,7 +19,7 @@ use crate::engine::project::{Context, Meta, Projection};
 use crate::engine::request::{substitute, text_of};
 use crate::engine::text::Cut;
 use crate::engine::tool::{ENVELOPE_ROOM, within};
-use crate::engine::untrusted::{Envelope, Rendering};
+use crate::engine::untrusted::{Rendering, enveloped};
 use crate::forge::Response;
 use crate::manifest::raw::Window as WindowKind;
 
@@ -353,12 +353,9 @@ impl Read<'_> {
             }
             if let Cut::Lines(w) = cut {
                 text_block = Some(match text.untrusted {
-                    Some(_) => Envelope::fresh(std::iter::once(w.text.as_str())).wrap(
-                        &w.text,
-                        &self.resource.name,
-                        None,
-                        &self.uri_with(&[], &[]),
-                    ),
+                    Some(_) => {
+                        enveloped(&w.text, &self.resource.name, None, &self.uri_with(&[], &[]))
+                    }
                     None => w.text,
                 });
             }
@@ -465,7 +462,7 @@ impl Read<'_> {
             blocks.push(Block {
                 mime: "text/markdown",
                 text: match shown {
-                    true => Envelope::fresh(std::iter::once(text.as_str())).wrap(
+                    true => enveloped(
                         &text,
                         &self.resource.name,
                         author.as_deref(),

@@ -1,32 +1,39 @@
 //! The service: a compiled catalog joined to a forge client. It runs a read or a call end to
 //! end — plan, send (concurrently where a read needs several requests), assemble — for every
 //! front end alike: the MCP adapter over stdio or HTTP, and the `read` / `call` commands.
-//! Reads go through the read cache ([`crate::cache`]). Calls of the meta-tools
-//! ([`crate::surface`]) are answered here too, over the same reads and calls.
+//! Reads go through the read cache ([`crate::cache`]). Its rooms: [`load`] compiles the
+//! manifests, [`offer`] decides what a configuration offers, [`meta`] answers the meta-tools
+//! over the same reads and calls.
+
+mod load;
+mod meta;
+mod offer;
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::cache::ReadCache;
 use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
-use crate::engine::error::{Invalid, echo};
+use crate::engine::error::echo;
 use crate::engine::listing::Listed;
 use crate::engine::search::SearchIndex;
 use crate::engine::tool::{Form, Serving};
-use crate::engine::untrusted::{Envelope, Rendering, neutralize};
+use crate::engine::untrusted::{Rendering, neutralize};
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
 use crate::forge::allow::AllowList;
 use crate::forge::allow::{self as allow_list, Target};
-use crate::forge::{self, ClientOptions, ForgeError, Method, Token};
+use crate::forge::{self, ClientOptions, ForgeError, Token};
 use crate::lockdown::{self, Held, Lockdown, Reveal};
-use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
-use crate::manifest::{self, Diagnostic, Finding, Sources};
-use crate::surface::{self, Meta};
+use crate::manifest::{Diagnostic, Sources};
+use crate::surface::Meta;
+
+pub use self::load::{compile, compile_generated};
+use self::offer::filter_tools;
 
 /// Why a server could not start.
 #[derive(Debug, Error)]
@@ -159,7 +166,7 @@ impl Service {
             catalog.tools(),
             |set| catalog.toolsets.get(set).cloned(),
             |tool| tool.generated,
-            catalog.vocabulary(),
+            catalog.search.vocabulary(),
         );
         Ok(Service {
             catalog,
@@ -435,27 +442,7 @@ impl Service {
         }
         let value = call.bound(projected, serving.budget)?;
         let meta = tool.untrusted_meta();
-        // The text a client shows the model: what forge users wrote, in an envelope. A text
-        // tool's text is enveloped inside its JSON; an unshaped answer is enveloped whole.
-        let shown = if tool.unshaped() {
-            let json = serde_json::to_string(&value).expect("a JSON value always serializes");
-            let envelope = Envelope::fresh(std::iter::once(json.as_str()));
-            Some(envelope.wrap(&json, &tool.name, None, &request.describe()))
-        } else {
-            match (
-                tool.untrusted_text(),
-                value.get("text").and_then(Value::as_str),
-            ) {
-                (true, Some(text)) => {
-                    let envelope = Envelope::fresh(std::iter::once(text));
-                    let mut shown = value.clone();
-                    shown["text"] =
-                        Value::String(envelope.wrap(text, &tool.name, None, &request.describe()));
-                    Some(serde_json::to_string(&shown).expect("a JSON value always serializes"))
-                }
-                _ => None,
-            }
-        };
+        let shown = tool.shown(&value, &request.describe());
         Ok(Called::Value(ToolAnswer { value, meta, shown }))
     }
 
@@ -480,184 +467,6 @@ impl Service {
                 },
             })
     }
-
-    async fn call_meta(
-        &self,
-        meta: Meta,
-        mut arguments: Map<String, Value>,
-        token: Option<&Token>,
-    ) -> Result<Called, CallError> {
-        meta.check(&arguments)
-            .map_err(|why| Invalid::MetaArguments {
-                tool: meta.name().to_owned(),
-                why,
-            })
-            .map_err(engine::Error::from)?;
-        let text = |arguments: &Map<String, Value>, key: &str| {
-            arguments
-                .get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let budget = self.catalog.max_answer_bytes();
-        match meta {
-            Meta::SearchTools => {
-                let limit = arguments
-                    .get("limit")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(surface::DEFAULT_SEARCH_RESULTS);
-                let found = self.search(&text(&arguments, "query"), limit as usize);
-                Ok(Called::Value(ToolAnswer::plain(engine::tool::within(
-                    found, budget,
-                ))))
-            }
-            Meta::DescribeTools => {
-                let names: Vec<String> = match arguments.remove("names") {
-                    Some(Value::Array(names)) => names
-                        .into_iter()
-                        .filter_map(|n| n.as_str().map(str::to_owned))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                Ok(Called::Value(ToolAnswer::plain(engine::tool::within(
-                    self.describe(&names)?,
-                    budget,
-                ))))
-            }
-            Meta::CallReadTool | Meta::CallWriteTool => {
-                let name = text(&arguments, "name");
-                if let Some(inner) = Meta::named(&name) {
-                    return Err(CallError::Refused {
-                        name,
-                        why: format!("{} is itself a meta-tool; call it directly", inner.name()),
-                    });
-                }
-                let tool = self.reachable(&name)?;
-                if meta == Meta::CallReadTool && !tool.annotations.read_only {
-                    let how = match self.offers(Meta::CallWriteTool) {
-                        true => "run it with call_write_tool",
-                        false => "call_write_tool is not offered here",
-                    };
-                    return Err(CallError::Refused {
-                        name,
-                        why: format!(
-                            "call_read_tool runs only read-only tools, and this one changes things; {how}"
-                        ),
-                    });
-                }
-                let inner = match arguments.remove("arguments") {
-                    Some(Value::Object(map)) => map,
-                    _ => Map::new(),
-                };
-                self.call_tool(&name, inner, token).await
-            }
-            Meta::ReadResource => {
-                let uri = text(&arguments, "uri");
-                match self.read(&uri, token).await {
-                    Ok(output) => Ok(Called::Read(output)),
-                    Err(error) => Err(CallError::Read { uri, error }),
-                }
-            }
-        }
-    }
-
-    /// The `search_tools` answer: the best `limit` reachable tools for `query`.
-    fn search(&self, query: &str, limit: usize) -> Value {
-        let hits = self.index.search(query, limit);
-        let tools: Vec<Value> = hits
-            .iter()
-            .map(|hit| {
-                let tool = &self.catalog.tools()[hit.tool];
-                let mut row = Map::new();
-                row.insert("name".into(), json!(tool.name));
-                row.insert("title".into(), json!(tool.title));
-                row.insert("description".into(), json!(tool.summary));
-                row.insert("toolset".into(), json!(tool.toolset));
-                row.insert("read_only".into(), json!(tool.annotations.read_only));
-                row.insert("destructive".into(), json!(tool.annotations.destructive));
-                row.insert("arguments".into(), json!(tool.signature()));
-                if let Some(via) = tool.via {
-                    row.insert("call_with".into(), json!(via));
-                }
-                Value::Object(row)
-            })
-            .collect();
-        let note = match (tools.is_empty(), self.surface) {
-            (true, _) => {
-                "No tool matches those words; try others (what you want to do, and to what)."
-            }
-            (false, Surface::Core) => {
-                "Call a tool without `call_with` directly; call the others through the meta-tool `call_with` names, as {name, arguments}. describe_tools gives complete schemas."
-            }
-            (false, Surface::Full) => {
-                "Call any of these directly; describe_tools gives complete schemas."
-            }
-        };
-        json!({"query": query, "tools": tools, "note": note})
-    }
-
-    /// The `describe_tools` answer: the complete form of each named tool.
-    fn describe(&self, names: &[String]) -> Result<Value, CallError> {
-        if names.is_empty() || names.len() > surface::MAX_DESCRIBED {
-            return Err(engine::Error::from(Invalid::DescribeCount {
-                max: surface::MAX_DESCRIBED,
-                given: names.len(),
-            })
-            .into());
-        }
-        let mut described = Vec::new();
-        let mut unknown = Vec::new();
-        for name in names {
-            if let Some(meta) = Meta::named(name).filter(|m| self.offers(*m)) {
-                described.push(json!({
-                    "name": meta.name(),
-                    "title": meta.title(),
-                    "description": meta.description(),
-                    "annotations": annotations_json(meta.annotations()),
-                    "inputSchema": meta.input_schema(),
-                }));
-                continue;
-            }
-            match self.catalog.tool(name) {
-                Some(tool) => {
-                    let mut entry = json!({
-                        "name": tool.name,
-                        "title": tool.title,
-                        "description": tool.description,
-                        "toolset": tool.toolset,
-                        "annotations": annotations_json(tool.annotations),
-                        "inputSchema": tool.input_schema(Form::Complete),
-                    });
-                    if let Some(output) = tool.output_schema() {
-                        entry["outputSchema"] = Value::Object(output);
-                    }
-                    if let Some(via) = tool.via {
-                        entry["call_with"] = json!(via);
-                    }
-                    described.push(entry);
-                }
-                None => {
-                    let why = match self.withheld.get(name) {
-                        Some(why) => format!("not offered: {why}"),
-                        None => format!(
-                            "no such tool{}",
-                            did_you_mean(
-                                name,
-                                self.catalog.tools().iter().map(|t| t.name.as_str())
-                            )
-                        ),
-                    };
-                    unknown.push(json!({"name": name, "why": why}));
-                }
-            }
-        }
-        let mut out = json!({"tools": described});
-        if !unknown.is_empty() {
-            out["unknown"] = Value::Array(unknown);
-        }
-        Ok(out)
-    }
 }
 
 /// The repository a request path is about, when it names one.
@@ -670,176 +479,4 @@ fn scope_of(path: &str) -> Option<(String, String)> {
 
 fn repo_pair(repo: &Option<(String, String)>) -> Option<(&str, &str)> {
     repo.as_ref().map(|(o, r)| (o.as_str(), r.as_str()))
-}
-
-/// Annotations as MCP names them.
-fn annotations_json(a: engine::Annotations) -> Value {
-    json!({
-        "readOnlyHint": a.read_only,
-        "destructiveHint": a.destructive,
-        "idempotentHint": a.idempotent,
-        "openWorldHint": a.open_world,
-    })
-}
-
-/// Parses and compiles both manifests, and the generated catalog when there is one, naming
-/// every error with its file.
-pub fn compile(sources: &Sources) -> Result<Catalog, Vec<Diagnostic>> {
-    let manifests = manifest::parse(sources)?;
-    let mut catalog = engine::compile(&manifests).map_err(|findings| {
-        findings
-            .iter()
-            .map(|f| sources.diagnostic(f))
-            .collect::<Vec<_>>()
-    })?;
-    if let Some(generated) = &sources.catalog {
-        let skipped = catalog.absorb(compile_generated(&sources.resources, generated)?);
-        for name in skipped {
-            tracing::info!(tool = %name, "a curated tool has this name; the generated one is not served");
-        }
-    }
-    let reserved: Vec<Diagnostic> = catalog
-        .tools()
-        .iter()
-        .filter(|t| Meta::named(&t.name).is_some())
-        .map(|t| {
-            sources.diagnostic(&Finding {
-                pos: t.pos,
-                code: checks::RESERVED_TOOL,
-                message: format!(
-                    "`{}` is the name of one of forgelens's meta-tools; give the tool another",
-                    t.name
-                ),
-            })
-        })
-        .collect();
-    if !reserved.is_empty() {
-        return Err(reserved);
-    }
-    Ok(catalog)
-}
-
-/// Compiles a generated catalog on its own, with the rules and error table of `resources`
-/// but none of its resources, listings or completions (they name curated tools and templates
-/// the catalog does not have).
-pub fn compile_generated(
-    resources: &manifest::Source,
-    generated: &manifest::Source,
-) -> Result<Catalog, Vec<Diagnostic>> {
-    let sources = Sources {
-        resources: resources.clone(),
-        tools: generated.clone(),
-        catalog: None,
-    };
-    let mut manifests = manifest::parse(&sources)?;
-    manifests.resources.resources.clear();
-    manifests.resources.listing.clear();
-    manifests.resources.completions.clear();
-    engine::compile(&manifests)
-        .map_err(|findings| findings.iter().map(|f| sources.diagnostic(f)).collect())
-}
-
-/// Removes the tools the configuration does not offer; an unknown name is an error that
-/// suggests the nearest ones.
-fn filter_tools(
-    catalog: &mut Catalog,
-    config: &Config,
-) -> Result<HashMap<String, String>, StartError> {
-    if let Some(toolsets) = &config.toolsets {
-        let unknown: Vec<&String> = toolsets
-            .iter()
-            .filter(|t| !catalog.toolsets.keys().any(|known| same_toolset(t, known)))
-            .collect();
-        if !unknown.is_empty() {
-            let valid: Vec<&str> = catalog.toolsets.keys().map(String::as_str).collect();
-            return Err(StartError::Filter(format!(
-                "unknown toolset(s) {}; valid toolsets: {}",
-                quoted(unknown.iter().map(|s| s.as_str())),
-                valid.join(", ")
-            )));
-        }
-    }
-    let unknown: Vec<&String> = config
-        .disabled_tools
-        .iter()
-        .filter(|t| catalog.tool(t).is_none() && Meta::named(t).is_none())
-        .collect();
-    if !unknown.is_empty() {
-        let names = || {
-            Meta::ALL
-                .iter()
-                .map(|m| m.name())
-                .chain(catalog.tools().iter().map(|t| t.name.as_str()))
-        };
-        let named: Vec<String> = unknown
-            .iter()
-            .map(|name| format!("`{name}`{}", did_you_mean(name, names())))
-            .collect();
-        return Err(StartError::Filter(format!(
-            "unknown tool(s) in the disabled tools: {}; `forgelens list tools` prints every name",
-            named.join(", ")
-        )));
-    }
-    let mut withheld = HashMap::new();
-    for tool in catalog.tools() {
-        // A read-only POST (rendering) still sends a POST, which read-only mode never does.
-        let why = if config.read_only
-            && !(tool.annotations.read_only && tool.method() == Some(Method::Get))
-        {
-            Some(match tool.method() {
-                Some(Method::Get) => {
-                    "forgelens runs read-only and this tool is not marked read-only".to_owned()
-                }
-                Some(other) => format!(
-                    "forgelens runs read-only, sending only GET requests, and this tool calls {}",
-                    other.as_str()
-                ),
-                None => "forgelens runs read-only and this tool may send any method".to_owned(),
-            })
-        } else if config
-            .toolsets
-            .as_ref()
-            .is_some_and(|sets| !sets.iter().any(|set| same_toolset(set, &tool.toolset)))
-        {
-            Some(format!(
-                "its toolset `{}` is not among the enabled toolsets",
-                tool.toolset
-            ))
-        } else if config.disabled_tools.contains(&tool.name) {
-            Some("it is disabled by the configuration".to_owned())
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            withheld.insert(tool.name.clone(), why);
-        }
-    }
-    catalog.retain_tools(|t| !withheld.contains_key(&t.name));
-    for meta in Meta::ALL {
-        let why = if config.read_only && !meta.annotations().read_only {
-            Some("forgelens runs read-only, and this meta-tool runs tools that change things")
-        } else if config.disabled_tools.iter().any(|t| t == meta.name()) {
-            Some("it is disabled by the configuration")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            withheld.insert(meta.name().to_owned(), why.to_owned());
-        }
-    }
-    Ok(withheld)
-}
-
-fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    names
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Whether two toolset names are one: the same, or one the plural of the other. Curated
-/// toolsets are plural (`issues`, `pulls`, `repos`) and generated ones singular (`issue`,
-/// `pull`, `repo`), so either spelling names both.
-fn same_toolset(a: &str, b: &str) -> bool {
-    a == b || a.strip_suffix('s') == Some(b) || b.strip_suffix('s') == Some(a)
 }
