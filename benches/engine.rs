@@ -28,6 +28,7 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use forgelens::config::{Config, Flags};
 use forgelens::engine::bound::{self, PageRequest};
+use forgelens::engine::endpoint::Serving;
 use forgelens::engine::project::{Context, Projection};
 use forgelens::engine::render::Renderer;
 use forgelens::engine::{Answer, Catalog, Read};
@@ -109,6 +110,15 @@ fn answers(read: &Read<'_>, comments: usize) -> Vec<Answer> {
     all
 }
 
+/// What the server holds answers to by default.
+fn serving() -> Serving {
+    Serving {
+        budget: forgelens::config::DEFAULT_MAX_ANSWER_BYTES,
+        allow: None,
+        instance: "forge.example".into(),
+    }
+}
+
 /// The whole engine side of one read: what `Service::read` does minus the sending.
 fn read_once(catalog: &Catalog, uri: &str, answers: Vec<Answer>) -> usize {
     let read = catalog.route(uri).expect("the URI routes");
@@ -116,7 +126,9 @@ fn read_once(catalog: &Catalog, uri: &str, answers: Vec<Answer>) -> usize {
     debug_assert_eq!(planned.len(), answers.len());
     let more = read.follow_up(&answers).expect("no follow-up fails");
     debug_assert!(more.is_empty());
-    let output = read.assemble(answers).expect("the read assembles");
+    let output = read
+        .assemble(answers, &serving())
+        .expect("the read assembles");
     output.blocks.iter().map(|b| b.text.len()).sum()
 }
 
@@ -145,6 +157,7 @@ fn flat(fields: &forgelens::manifest::raw::Projection) -> Projection {
 
 fn engine(c: &mut Criterion) {
     let catalog = catalog();
+    let serving = serving();
 
     c.bench_function("route/issue", |b| {
         b.iter(|| {
@@ -188,7 +201,12 @@ fn engine(c: &mut Criterion) {
     c.bench_function("assemble/issue_30_comments", |b| {
         b.iter_batched(
             || issue_answers.clone(),
-            |answers| read.assemble(answers).expect("assembles").blocks.len(),
+            |answers| {
+                read.assemble(answers, &serving)
+                    .expect("assembles")
+                    .blocks
+                    .len()
+            },
             BatchSize::SmallInput,
         )
     });
@@ -223,7 +241,7 @@ fn engine(c: &mut Criterion) {
     });
 
     let output = read
-        .assemble(issue_answers.clone())
+        .assemble(issue_answers.clone(), &serving)
         .expect("the issue assembles");
     let projected: Value =
         serde_json::from_str(&output.blocks[0].text).expect("the JSON block parses");

@@ -51,15 +51,6 @@ fn answered(body: Value, total: Option<u64>) -> forgelens::forge::Response {
     }
 }
 
-/// How a tool call's answer is served in these tests: a budget no answer reaches.
-fn serving() -> forgelens::engine::tool::Serving<'static> {
-    forgelens::engine::tool::Serving {
-        budget: 1 << 20,
-        allow: None,
-        instance: "forge.example",
-    }
-}
-
 fn request_of(planned: &forgelens::forge::Request) -> (String, String, Vec<(String, String)>) {
     let mut query = planned.query.clone();
     query.sort();
@@ -239,9 +230,9 @@ proptest! {
                 })),
             })
             .collect();
-        let output = next.assemble(answers).unwrap_or_else(|e| panic!("{uri}: {e}"));
+        let output = next.assemble(answers, &crate::support::serving()).unwrap_or_else(|e| panic!("{uri}: {e}"));
         let by_next: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
-        let serving = serving();
+        let serving = crate::support::serving();
         let by_tool = tool
             .prepare(args.clone())
             .and_then(|call| call.finish(answer(Value::Array(rows.clone())), &serving))
@@ -276,7 +267,7 @@ fn an_entity_and_its_tool_show_the_same_fields() {
     let manifests = forgelens::manifest::parse(&Sources::builtin()).expect("the manifests parse");
     let body = row(7);
     let answer = || answered(body.clone(), None);
-    let serving = serving();
+    let serving = crate::support::serving();
     for resource in entities {
         let template = &resource.template;
         let uri = template.expand(|var| match template.query_vars().iter().any(|v| v == var) {
@@ -297,7 +288,7 @@ fn an_entity_and_its_tool_show_the_same_fields() {
             })
             .collect();
         let output = read
-            .assemble(answers)
+            .assemble(answers, &crate::support::serving())
             .unwrap_or_else(|e| panic!("{uri}: {e}"));
         let shown: Value = serde_json::from_str(&output.blocks[0].text).expect("the JSON block");
         let name = resource.endpoint().expect("filtered on it");

@@ -545,7 +545,9 @@ fn a_read_assembled_without_its_answers_is_an_error() {
     let read = catalog
         .route("forgejo://repo/acme/widgets/issue/12")
         .unwrap();
-    let error = read.assemble(Vec::new()).unwrap_err();
+    let error = read
+        .assemble(Vec::new(), &crate::support::serving())
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "the read is missing the answer to its primary request"

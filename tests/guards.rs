@@ -239,7 +239,7 @@ proptest! {
                 };
                 Answer { slot: p.slot, result: Ok(Response { status: 200, total_count: (!server_side).then_some(total), has_next: None, body: Body::Json(body) }) }
             }).collect();
-            let output = read.assemble(answers).unwrap();
+            let output = read.assemble(answers, &crate::support::serving()).unwrap();
             let value: serde_json::Value = serde_json::from_str(&output.blocks[0].text).unwrap();
             let items = value["items"].as_array().unwrap();
             prop_assert!(items.len() as u64 <= effective);

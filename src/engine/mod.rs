@@ -12,6 +12,7 @@ mod answer;
 pub mod bound;
 mod compile;
 pub mod complete;
+pub mod endpoint;
 pub mod error;
 pub mod listing;
 pub mod param;
@@ -55,10 +56,6 @@ pub struct Catalog {
     pub core: Vec<String>,
     /// The words `search_tools` reads queries with.
     pub search: search::Words,
-    /// The most bytes one answer may hold (see `bound`).
-    pub(crate) max_answer_bytes: usize,
-    /// The forge's host: images it serves stay images in user-written text.
-    pub(crate) instance: String,
 }
 
 impl Catalog {
@@ -108,26 +105,6 @@ impl Catalog {
         }
         self.search = std::mem::take(&mut self.search).or(other.search);
         skipped
-    }
-
-    /// Sets the byte budget of every answer.
-    pub fn set_max_answer_bytes(&mut self, bytes: usize) {
-        self.max_answer_bytes = bytes;
-    }
-
-    /// The byte budget of every answer.
-    pub fn max_answer_bytes(&self) -> usize {
-        self.max_answer_bytes
-    }
-
-    /// Sets the forge's host.
-    pub fn set_instance(&mut self, host: &str) {
-        self.instance = host.to_owned();
-    }
-
-    /// The forge's host.
-    pub fn instance(&self) -> &str {
-        &self.instance
     }
 
     /// Marks the tools `tools/list` does not show, with the meta-tool that runs each: the

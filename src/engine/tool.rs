@@ -9,6 +9,7 @@ use serde_json_path::JsonPath;
 use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
 use super::bound::{LIMIT, PAGE};
+use super::endpoint::{Serving, room, within};
 use super::error::{Error, Invalid};
 use super::policy::{
     self,
@@ -648,7 +649,7 @@ impl Call<'_> {
     /// Step 1: the forge's answer checked and projected (and, for an unshaped answer, held to
     /// the generic policy), before lockdown and the bound.
     pub fn project(&self, response: Response, serving: &Serving) -> Result<CallProjected, Error> {
-        let allow = serving.allow;
+        let allow = serving.allow.as_ref();
         let bodiless = matches!(response.body, Body::Empty);
         let is_text = matches!(response.body, Body::Text(_));
         let mut body = response.body.into_json();
@@ -663,7 +664,7 @@ impl Call<'_> {
                 total_count: response.total_count,
                 answered: None,
             },
-            instance: serving.instance,
+            instance: &serving.instance,
         };
         let projected = |value: Value, shape: Projecting| CallProjected {
             value,
@@ -712,11 +713,11 @@ impl Call<'_> {
                 .map(|i| {
                     self.tool
                         .project
-                        .apply(&Context::item(i, &self.args).at(serving.instance))
+                        .apply(&Context::item(i, &self.args).at(&serving.instance))
                 })
                 .collect();
             let mut value = json!({ "items": items });
-            policy::clean(&mut value, Rendering::Plain, serving.instance);
+            policy::clean(&mut value, Rendering::Plain, &serving.instance);
             let rest = bound::Window {
                 items: Vec::new(),
                 total: window.total,
@@ -742,7 +743,7 @@ impl Call<'_> {
                     _ => Value::Object(Map::new()),
                 },
             };
-            policy::clean(&mut described, Rendering::Plain, serving.instance);
+            policy::clean(&mut described, Rendering::Plain, &serving.instance);
             return Ok(projected(
                 described,
                 Projecting::Text {
@@ -783,9 +784,9 @@ impl Call<'_> {
                 }
                 left_out = policy::generic::leave_out(&mut value, allow);
             }
-            policy::clean(&mut value, Rendering::Markdown, serving.instance);
+            policy::clean(&mut value, Rendering::Markdown, &serving.instance);
         } else {
-            policy::clean(&mut value, Rendering::Plain, serving.instance);
+            policy::clean(&mut value, Rendering::Plain, &serving.instance);
         }
         Ok(projected(value, Projecting::Entity { left_out }))
     }
@@ -821,8 +822,7 @@ impl Call<'_> {
                     },
                     _ => Vec::new(),
                 };
-                let fitted =
-                    bound::Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
+                let fitted = bound::Fitted::new(window, items, page, room(budget, 0));
                 let (page, cut, size) = (fitted.page, fitted.cut, fitted.size());
                 let mut out = fitted.envelope();
                 if cut {
@@ -850,7 +850,7 @@ impl Call<'_> {
                 }
                 // The envelope fits in its room; only an item too large alone needs cutting.
                 let out = Value::Object(out);
-                Ok(match size + ENVELOPE_ROOM > budget {
+                Ok(match size > room(budget, 0) {
                     true => within(out, budget),
                     false => out,
                 })
@@ -871,9 +871,7 @@ impl Call<'_> {
                     out.insert("text".into(), Value::String(notice));
                     return Ok(within(Value::Object(out), budget));
                 }
-                let mut room = budget.saturating_sub(
-                    ENVELOPE_ROOM + bound::json_size(&Value::Object(described.clone())),
-                );
+                let mut room = room(budget, bound::json_size(&Value::Object(described.clone())));
                 // Escapes make the JSON text longer than the text: shrink the window until it fits.
                 loop {
                     let cut = text.cut(whole.as_deref(), &self.args, room)?;
@@ -948,41 +946,4 @@ enum Projecting {
     Entity {
         left_out: usize,
     },
-}
-
-/// What the service holds an answer to.
-#[derive(Debug, Clone, Copy)]
-pub struct Serving<'a> {
-    /// The most bytes the answer may hold.
-    pub budget: usize,
-    /// The repositories it may show (`--allow-repos`).
-    pub allow: Option<&'a AllowList>,
-    /// The forge's host.
-    pub instance: &'a str,
-}
-
-/// Room kept in a budget for a page's envelope and its continuation sentence.
-pub(crate) const ENVELOPE_ROOM: usize = 512;
-
-/// `value` fitted to `budget` bytes by [`bound::fit`], saying what was cut.
-pub(crate) fn within(mut value: Value, budget: usize) -> Value {
-    if bound::json_size(&value) <= budget {
-        return value;
-    }
-    let cuts = bound::fit(&mut value, budget.saturating_sub(ENVELOPE_ROOM));
-    let note = bound::fit_note(budget, &cuts);
-    if let Value::Object(map) = &mut value {
-        // Beside an earlier note of ours; under another key when the forge's answer has a
-        // `truncated` of its own (a git tree does), which must stay as the forge sent it.
-        let key = match map.get("truncated") {
-            None | Some(Value::String(_)) => "truncated",
-            Some(_) => "_truncated",
-        };
-        let text = match map.get(key).and_then(Value::as_str) {
-            Some(earlier) => format!("{earlier} {note}"),
-            None => note,
-        };
-        map.insert(key.into(), text.into());
-    }
-    value
 }

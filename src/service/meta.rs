@@ -35,7 +35,7 @@ impl Service {
                 .unwrap_or_default()
                 .to_owned()
         };
-        let budget = self.catalog.max_answer_bytes();
+        let budget = self.serving.budget;
         match meta {
             Meta::SearchTools => {
                 let limit = arguments
@@ -43,7 +43,7 @@ impl Service {
                     .and_then(Value::as_u64)
                     .unwrap_or(surface::DEFAULT_SEARCH_RESULTS);
                 let found = self.search(&text(&arguments, "query"), limit as usize);
-                Ok(Called::Value(ToolAnswer::plain(engine::tool::within(
+                Ok(Called::Value(ToolAnswer::plain(engine::endpoint::within(
                     found, budget,
                 ))))
             }
@@ -55,7 +55,7 @@ impl Service {
                         .collect(),
                     _ => Vec::new(),
                 };
-                Ok(Called::Value(ToolAnswer::plain(engine::tool::within(
+                Ok(Called::Value(ToolAnswer::plain(engine::endpoint::within(
                     self.describe(&names)?,
                     budget,
                 ))))

@@ -18,13 +18,13 @@ use thiserror::Error;
 use crate::cache::ReadCache;
 use crate::config::{Config, Surface};
 use crate::engine::complete::Plan;
+use crate::engine::endpoint::Serving;
 use crate::engine::error::echo;
 use crate::engine::listing::Listed;
 use crate::engine::search::SearchIndex;
-use crate::engine::tool::{Form, Serving};
+use crate::engine::tool::Form;
 use crate::engine::untrusted::{Rendering, neutralize};
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
-use crate::forge::allow::AllowList;
 use crate::forge::allow::{self as allow_list, Target};
 use crate::forge::{self, ClientOptions, ForgeError, Token};
 use crate::lockdown::{self, Held, Lockdown, Reveal};
@@ -121,9 +121,9 @@ pub struct Service {
     form: Form,
     /// Every reachable tool, for `search_tools`.
     index: SearchIndex,
-    /// The repositories requests may be about (`--allow-repos`); the forge client holds every
-    /// request path to it too.
-    allow: Option<AllowList>,
+    /// What every answer is held to: the byte budget, the repositories it may be about
+    /// (`--allow-repos`; the forge client holds every request path to them too), the host.
+    serving: Serving,
     /// `--lockdown`, with its kept verdicts.
     lockdown: Option<Lockdown>,
 }
@@ -149,8 +149,6 @@ impl Service {
     ) -> Result<Service, StartError> {
         let withheld = filter_tools(&mut catalog, config)?;
         catalog.withhold_endpoints(|tool| withheld.get(tool).cloned());
-        catalog.set_max_answer_bytes(config.max_answer_bytes);
-        catalog.set_instance(config.url.host_str().unwrap_or_default());
         let offered = |meta: Meta| !withheld.contains_key(meta.name());
         if config.surface == Surface::Core {
             let core = catalog.core.clone();
@@ -177,7 +175,11 @@ impl Service {
             surface: config.surface,
             form: Form::Lean { sudo: config.sudo },
             index,
-            allow: config.allow.clone(),
+            serving: Serving {
+                budget: config.max_answer_bytes,
+                allow: config.allow.clone(),
+                instance: config.url.host_str().unwrap_or_default().to_owned(),
+            },
             lockdown: config.lockdown.then(Lockdown::default),
         })
     }
@@ -283,7 +285,7 @@ impl Service {
             );
             batch = read.follow_up(&answers)?;
         }
-        let mut projected = read.project_answers(answers)?;
+        let mut projected = read.project_answers(answers, &self.serving)?;
         if let (Some(lockdown), false) = (&self.lockdown, reveal) {
             let marks = read.marks();
             let shown_uri = lockdown::reveal_uri(&bare);
@@ -305,7 +307,7 @@ impl Service {
             });
             projected.withheld_text = outcome.text;
         }
-        let output = read.finish(projected)?;
+        let output = read.finish(projected, &self.serving)?;
         self.cache.put(token, uri, &output, Instant::now());
         Ok(output)
     }
@@ -319,7 +321,7 @@ impl Service {
     ) -> Result<(Vec<Listed>, bool), engine::Error> {
         let listing = &self.catalog.listings()[index];
         let response = self.forge.send(&listing.request(page), token).await?;
-        Ok(listing.entries(response, page, self.allow.as_ref()))
+        Ok(listing.entries(response, page, self.serving.allow.as_ref()))
     }
 
     /// Candidates for variable `var` of template `template`, given the text typed so far and
@@ -349,7 +351,7 @@ impl Service {
                 let candidates = completion
                     .candidates(&answers, &args)
                     .into_iter()
-                    .map(|c| neutralize(&c, Rendering::Plain, self.catalog.instance()).into_owned())
+                    .map(|c| neutralize(&c, Rendering::Plain, &self.serving.instance).into_owned())
                     .collect();
                 self.within_allow_list(var, candidates, context)
             }
@@ -364,7 +366,7 @@ impl Service {
         candidates: Vec<String>,
         context: &[(String, String)],
     ) -> Vec<String> {
-        let Some(allow) = &self.allow else {
+        let Some(allow) = &self.serving.allow else {
             return candidates;
         };
         let owner = context.iter().find(|(k, _)| k == "owner").map(|(_, v)| v);
@@ -413,12 +415,8 @@ impl Service {
             .send(&request, token)
             .await
             .map_err(engine::Error::from)?;
-        let serving = Serving {
-            budget: self.catalog.max_answer_bytes(),
-            allow: self.allow.as_ref(),
-            instance: self.catalog.instance(),
-        };
-        let mut projected = call.project(response, &serving)?;
+        let serving = &self.serving;
+        let mut projected = call.project(response, serving)?;
         if let (Some(lockdown), false) = (&self.lockdown, reveal) {
             let marks = tool.marks();
             let held = match tool.unshaped() {

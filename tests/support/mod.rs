@@ -244,6 +244,16 @@ impl Server {
     }
 }
 
+/// What answers are held to in tests of the engine that are not about the budget: no answer
+/// reaches it.
+pub fn serving() -> forgelens::engine::endpoint::Serving {
+    forgelens::engine::endpoint::Serving {
+        budget: usize::MAX,
+        allow: None,
+        instance: "forge.example".into(),
+    }
+}
+
 /// The manifest tools of a `tools/list` answer, without forgelens's meta-tools.
 pub fn manifest_tools(tools: &[rmcp::model::Tool]) -> Vec<&rmcp::model::Tool> {
     tools

@@ -186,8 +186,6 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
                 .collect(),
             lists: manifests.tools.search.lists.clone(),
         },
-        max_answer_bytes: usize::MAX,
-        instance: String::new(),
     })
 }
 

@@ -13,12 +13,12 @@ use super::{
 };
 use crate::engine::answer::{self, Expected};
 use crate::engine::bound::{self, PageRequest, Window};
+use crate::engine::endpoint::{Serving, room, within};
 use crate::engine::error::{Error, Invalid};
 use crate::engine::policy::{self, marks, marks::Mark};
 use crate::engine::project::{Context, Meta, Projection};
 use crate::engine::request::{substitute, text_of};
 use crate::engine::text::Cut;
-use crate::engine::tool::{ENVELOPE_ROOM, within};
 use crate::engine::untrusted::{Rendering, enveloped};
 use crate::forge::Response;
 use crate::manifest::raw::Window as WindowKind;
@@ -70,13 +70,17 @@ pub struct Projected {
 
 impl Read<'_> {
     /// Builds the content blocks from every answer, with nothing withheld.
-    pub fn assemble(&self, answers: Vec<Answer>) -> Result<ReadOutput, Error> {
-        let projected = self.project_answers(answers)?;
-        self.finish(projected)
+    pub fn assemble(&self, answers: Vec<Answer>, serving: &Serving) -> Result<ReadOutput, Error> {
+        let projected = self.project_answers(answers, serving)?;
+        self.finish(projected, serving)
     }
 
     /// Step 1: the answers checked and projected into the read's JSON value.
-    pub fn project_answers(&self, answers: Vec<Answer>) -> Result<Projected, Error> {
+    pub fn project_answers(
+        &self,
+        answers: Vec<Answer>,
+        serving: &Serving,
+    ) -> Result<Projected, Error> {
         let Answered {
             alternative,
             primary,
@@ -100,11 +104,11 @@ impl Read<'_> {
         };
         self.expect_shape(&body, request.as_str(), status)?;
         let (mut value, page) = {
-            let ctx = self.context(&body, &with, total_count, answered);
+            let ctx = self.context(&body, &with, total_count, answered, &serving.instance);
             self.run_checks(&ctx)?;
             self.project(&ctx, has_next, embeds)?
         };
-        policy::clean(&mut value, Rendering::Plain, self.catalog.instance());
+        policy::clean(&mut value, Rendering::Plain, &serving.instance);
         Ok(Projected {
             value,
             body,
@@ -118,7 +122,7 @@ impl Read<'_> {
     }
 
     /// Steps 2 and 3: the projected value (after lockdown) bounded and rendered.
-    pub fn finish(&self, projected: Projected) -> Result<ReadOutput, Error> {
+    pub fn finish(&self, projected: Projected, serving: &Serving) -> Result<ReadOutput, Error> {
         let Projected {
             value,
             body,
@@ -129,7 +133,13 @@ impl Read<'_> {
             withheld_text,
             withheld_markdown,
         } = projected;
-        let ctx = self.context(&body, &with, total_count, answered.as_deref());
+        let ctx = self.context(
+            &body,
+            &with,
+            total_count,
+            answered.as_deref(),
+            &serving.instance,
+        );
         let value = match (page, value) {
             (Some((window, page)), Value::Object(mut map)) => {
                 let items = match map.remove("items") {
@@ -137,12 +147,12 @@ impl Read<'_> {
                     _ => Vec::new(),
                 };
                 let tool = self.list_tool().unwrap_or_default().to_owned();
-                self.list_envelope(window, items, page, &tool)
+                self.list_envelope(window, items, page, &tool, serving.budget)
             }
             (_, value) => value,
         };
-        let bounded = self.bound(value, &ctx, withheld_text)?;
-        self.render(bounded, &ctx, withheld_markdown)
+        let bounded = self.bound(value, &ctx, withheld_text, serving.budget)?;
+        self.render(bounded, &ctx, withheld_markdown, serving.budget)
     }
 
     /// What the projections and the markdown read of the answers.
@@ -152,6 +162,7 @@ impl Read<'_> {
         with: &'a [Value],
         total_count: Option<u64>,
         answered: Option<&'a str>,
+        instance: &'a str,
     ) -> Context<'a> {
         Context {
             primary: body,
@@ -161,7 +172,7 @@ impl Read<'_> {
                 total_count,
                 answered,
             },
-            instance: self.catalog.instance(),
+            instance,
         }
     }
 
@@ -325,13 +336,13 @@ impl Read<'_> {
         mut value: Value,
         ctx: &Context,
         withheld_text: Option<String>,
+        budget: usize,
     ) -> Result<Bounded, Error> {
-        let budget = self.catalog.max_answer_bytes;
         let mut text_block = None;
         if let Some(text) = &self.resource.text
             && !matches!(&self.resource.shape, Shape::List { only_arrays: true, .. } if ctx.primary.is_array())
         {
-            let room = budget.saturating_sub(ENVELOPE_ROOM + bound::json_size(&value));
+            let room = room(budget, bound::json_size(&value));
             // Withheld: the notice stands for the text, a diff's file names included.
             let cut = match withheld_text {
                 Some(notice) => Cut::Lines(crate::engine::text::Window::whole(notice)),
@@ -381,8 +392,8 @@ impl Read<'_> {
         bounded: Bounded,
         ctx: &Context,
         withheld_markdown: Option<String>,
+        budget: usize,
     ) -> Result<ReadOutput, Error> {
-        let budget = self.catalog.max_answer_bytes;
         let Bounded { value, json, text } = bounded;
         let ttl_ms = match self.resource.cache {
             Cache::Mutable => None,

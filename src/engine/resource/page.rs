@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 
 use super::{Carried, Read, Shape};
 use crate::engine::bound::{self, Fitted, LIMIT, Next, PAGE, PageRequest, Window};
+use crate::engine::endpoint::room;
 use crate::engine::request::text_of;
-use crate::engine::tool::ENVELOPE_ROOM;
 
 impl Read<'_> {
     /// This read's URI with some variables replaced and `clear` left out.
@@ -71,9 +71,9 @@ impl Read<'_> {
         items: Vec<Value>,
         page: PageRequest,
         tool: &str,
+        budget: usize,
     ) -> Value {
-        let budget = self.catalog.max_answer_bytes;
-        let fitted = Fitted::new(window, items, page, budget.saturating_sub(ENVELOPE_ROOM));
+        let fitted = Fitted::new(window, items, page, room(budget, 0));
         let (page, total, has_more, cut, shown) = (
             fitted.page,
             fitted.total,
