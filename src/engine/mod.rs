@@ -96,7 +96,7 @@ impl Catalog {
                 skipped.push(tool.name);
                 continue;
             }
-            tool.generated = true;
+            tool.mark_generated();
             self.tool_index.insert(tool.name.clone(), self.tools.len());
             self.tools.push(tool);
         }
@@ -137,6 +137,7 @@ impl Catalog {
             if let resource::Shape::Entity { embeds, .. } = &mut resource.shape {
                 embeds.retain(|embed| why(&embed.tool).is_none());
             }
+            resource.marked = resource::marked_of(&resource.shape);
         }
         let withheld: Vec<String> = self
             .resources

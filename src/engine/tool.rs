@@ -86,6 +86,8 @@ pub struct Tool {
     pub(crate) item_schema: Box<str>,
     /// What `--allow-repos` holds the tool to, beyond the path of its request.
     pub(crate) scope: Scope,
+    /// Which fields of its answers forge users wrote, and the `_meta` that says so.
+    pub(crate) marked: marks::Marked,
     pub annotations: Annotations,
     /// How the answer is read.
     pub(crate) accept: Accept,
@@ -354,32 +356,19 @@ impl Tool {
     /// The `_meta` of the tool's answers: which fields hold text written by forge users (see
     /// `engine::policy::marks`); `None` when none does. An unshaped answer's every string is.
     pub fn untrusted_meta(&self) -> Option<Value> {
-        match self.unshaped() {
-            true => Some(marks::describe_every_field()),
-            false => marks::describe(&self.marks()),
-        }
+        self.marked.meta.clone()
     }
 
     /// The marked fields of the tool's answers, each with where its projection sits.
-    pub(crate) fn marks(&self) -> Vec<(String, Mark)> {
-        let at = if self.list.is_some() { "items[]." } else { "" };
-        let mut marks: Vec<_> = self
-            .project
-            .marks()
-            .into_iter()
-            .map(|m| (at.to_owned(), m))
-            .collect();
-        if let Some(mark) = self.text.as_ref().and_then(|t| t.untrusted.as_ref()) {
-            marks.push((
-                String::new(),
-                Mark {
-                    field: "text".into(),
-                    writer: mark.writer.clone(),
-                    rendering: Rendering::Plain,
-                },
-            ));
-        }
-        marks
+    pub(crate) fn marks(&self) -> &[(String, Mark)] {
+        &self.marked.fields
+    }
+
+    /// Marks the tool as one of a generated catalog's: its answers are unshaped, so every
+    /// string in them is marked.
+    pub(crate) fn mark_generated(&mut self) {
+        self.generated = true;
+        self.marked = marks::Marked::every_field();
     }
 
     /// The mark of the tool's text, when it answers with one forge users wrote.

@@ -287,14 +287,13 @@ impl Service {
         }
         let mut projected = read.project_answers(answers, &self.serving)?;
         if let (Some(lockdown), false) = (&self.lockdown, reveal) {
-            let marks = read.marks();
             let shown_uri = lockdown::reveal_uri(&bare);
             let outcome = lockdown
                 .hold(
                     &self.forge,
                     token,
                     &primary_path,
-                    Held::Marked(&marks),
+                    Held::Marked(read.marks()),
                     read.text_mark(),
                     &read.args,
                     &mut projected.value,
@@ -418,10 +417,9 @@ impl Service {
         let serving = &self.serving;
         let mut projected = call.project(response, serving)?;
         if let (Some(lockdown), false) = (&self.lockdown, reveal) {
-            let marks = tool.marks();
             let held = match tool.unshaped() {
                 true => Held::Unshaped,
-                false => Held::Marked(&marks),
+                false => Held::Marked(tool.marks()),
             };
             let text = tool.text_mark().filter(|_| projected.is_text());
             let outcome = lockdown

@@ -12,10 +12,10 @@ use crate::engine::listing::Listing;
 use crate::engine::project::{Projection, SameField};
 use crate::engine::render::Renderer;
 use crate::engine::request::RequestTemplate;
-use crate::engine::resource::Carried;
 use crate::engine::resource::{
     Cache, Check, Embed, EmbedSource, Expect, Markdown, Param, Provisional, Resource, Shape,
 };
+use crate::engine::resource::{Carried, marked_of};
 use crate::engine::template::{TemplateError, UriTemplate};
 use crate::engine::tool::Tool;
 use crate::manifest::checks;
@@ -205,6 +205,7 @@ impl Compiler {
             markdown.is_some(),
             text.is_some(),
         );
+        let marked = marked_of(&shape);
         Some(Resource {
             name: def.name.value.clone(),
             pos: Pos::of(FILE, &primary),
@@ -224,6 +225,7 @@ impl Compiler {
             cache,
             provisional,
             tool: def.tool.as_ref().map(|t| t.value.clone()),
+            marked,
             withheld: None,
         })
     }
@@ -829,9 +831,21 @@ impl Compiler {
                 );
             }
         }
+        // The top-level marks of the answer and of `extra` that the template shows: the block
+        // is user-written text when there is one.
+        let top = match shape {
+            Some(Shape::Entity { project, .. }) => project.marks(),
+            Some(Shape::List { .. }) | None => Vec::new(),
+        };
+        let shown = top
+            .into_iter()
+            .chain(extra.iter().flat_map(Projection::marks))
+            .filter(|m| reads.contains(&m.field))
+            .collect();
         Some(Markdown {
             extra,
             reads,
+            shown,
             max_chars: md.value.max_chars.unwrap_or(defaults.markdown_max_chars),
         })
     }

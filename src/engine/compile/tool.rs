@@ -12,6 +12,7 @@ use serde_saphyr::Spanned;
 
 use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_SUMMARY, MAX_TOOL_NAME};
 use crate::engine::bound::{LIMIT, PAGE};
+use crate::engine::policy::marks::Marked;
 use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
 use crate::engine::schema::{Check, Schema};
@@ -186,6 +187,15 @@ impl Compiler {
         }
         let project = project?;
         let item_schema = item_schema?.to_string().into_boxed_str();
+        // The escape hatch's caller picks the method: its answers are unshaped.
+        let marked = match call.method.fixed() {
+            None => Marked::every_field(),
+            Some(_) => {
+                let at = if list.is_some() { "items[]." } else { "" };
+                let text_mark = text.as_ref().and_then(|t| t.untrusted.as_ref());
+                Marked::new(vec![(at.to_owned(), project.marks())], text_mark)
+            }
+        };
         Some(Tool {
             name: name.clone(),
             pos: Pos::of(file, &def.call),
@@ -202,6 +212,7 @@ impl Compiler {
             project,
             item_schema,
             scope,
+            marked,
             annotations,
             accept: match def.accept {
                 None | Some(AcceptDef::Json) => Accept::Json,

@@ -235,6 +235,48 @@ pub fn describe_every_field() -> Value {
     json!({ META_KEY: { "": [EVERY_FIELD] } })
 }
 
+/// Where an endpoint's answers hold text forge users wrote, compiled once at start-up for a
+/// resource and a tool alike: every marked field with where it sits (`""` at the top, `items[].`
+/// in a list, `comments[].` in an embedded list, `text` for a text answer carried in the JSON),
+/// and the `_meta` that names them.
+#[derive(Debug, Clone, Default)]
+pub struct Marked {
+    pub fields: Vec<(String, Mark)>,
+    /// The answers' `_meta`; `None` when no field is marked.
+    pub meta: Option<Value>,
+}
+
+impl Marked {
+    /// The marks of `parts` (each a projection's marks and where it sits), and of a text
+    /// carried as the field `text`.
+    pub fn new(parts: Vec<(String, Vec<Mark>)>, text: Option<&TextMark>) -> Marked {
+        let mut fields: Vec<(String, Mark)> = parts
+            .into_iter()
+            .flat_map(|(at, marks)| marks.into_iter().map(move |m| (at.clone(), m)))
+            .collect();
+        if let Some(mark) = text {
+            fields.push((
+                String::new(),
+                Mark {
+                    field: "text".into(),
+                    writer: mark.writer.clone(),
+                    rendering: Rendering::Plain,
+                },
+            ));
+        }
+        let meta = describe(&fields);
+        Marked { fields, meta }
+    }
+
+    /// The marks of an answer no manifest describes: every string in it.
+    pub fn every_field() -> Marked {
+        Marked {
+            fields: Vec::new(),
+            meta: Some(describe_every_field()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +287,31 @@ mod tests {
             writer,
             rendering: Rendering::Plain,
         }
+    }
+
+    #[test]
+    fn compiled_marks_name_each_field_where_it_sits_and_the_text() {
+        let text = TextMark {
+            shown: Shown::As(Rendering::Plain),
+            writer: Writer::Writers,
+        };
+        let marked = Marked::new(
+            vec![
+                ("".into(), vec![mark("title", Writer::Author("user".into()))]),
+                ("comments[].".into(), vec![mark("body", Writer::Anyone)]),
+            ],
+            Some(&text),
+        );
+        let at: Vec<String> = marked
+            .fields
+            .iter()
+            .map(|(at, m)| format!("{at}{}", m.field))
+            .collect();
+        assert_eq!(at, ["title", "comments[].body", "text"]);
+        assert_eq!(marked.meta, describe(&marked.fields));
+        assert!(marked.meta.is_some());
+        assert!(Marked::new(Vec::new(), None).meta.is_none());
+        assert_eq!(Marked::every_field().meta, Some(describe_every_field()));
     }
 
     #[test]

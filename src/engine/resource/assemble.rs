@@ -16,7 +16,7 @@ use crate::engine::bound::{self, PageRequest, Window};
 use crate::engine::endpoint::{Serving, room, within};
 use crate::engine::error::{Error, Invalid};
 use crate::engine::policy::{self, marks, marks::Mark};
-use crate::engine::project::{Context, Meta, Projection};
+use crate::engine::project::{Context, Meta};
 use crate::engine::request::{substitute, text_of};
 use crate::engine::text::Cut;
 use crate::engine::untrusted::{Rendering, enveloped};
@@ -177,25 +177,9 @@ impl Read<'_> {
     }
 
     /// The fields of the answer marked `| untrusted`, each with where it sits (`""` at the
-    /// top, `items[].` in a list, `recent_comments[].` in an embed); a text block's own mark,
-    /// as `text`.
-    pub fn marks(&self) -> Vec<(String, Mark)> {
-        let within = |prefix: &str, p: &Projection| {
-            p.marks()
-                .into_iter()
-                .map(|m| (prefix.to_owned(), m))
-                .collect::<Vec<_>>()
-        };
-        match &self.resource.shape {
-            Shape::List { item, .. } => within("items[].", item),
-            Shape::Entity { project, embeds } => {
-                let mut all = within("", project);
-                for embed in embeds {
-                    all.extend(within(&format!("{}[].", embed.field), &embed.item));
-                }
-                all
-            }
-        }
+    /// top, `items[].` in a list, `recent_comments[].` in an embed).
+    pub fn marks(&self) -> &[(String, Mark)] {
+        &self.resource.marked.fields
     }
 
     /// The mark of the read's text block, when it has one.
@@ -412,8 +396,7 @@ impl Read<'_> {
                 text,
             });
         }
-        let marks = self.marks();
-        let meta = marks::describe(&marks);
+        let meta = self.resource.marked.meta.clone();
         if let (Some(_), Some(notice)) = (&self.resource.markdown, withheld_markdown) {
             blocks.push(Block {
                 mime: "text/markdown",
@@ -422,14 +405,7 @@ impl Read<'_> {
         } else if let Some(markdown) = &self.resource.markdown {
             // The block is the user's text when it shows any: who wrote it is read before the
             // fields are handed over.
-            let extra_marks = markdown.extra.as_ref().map(Projection::marks);
-            let shown = marks
-                .iter()
-                .filter(|(prefix, _)| prefix.is_empty())
-                .map(|(_, m)| m)
-                .chain(extra_marks.iter().flatten())
-                .filter(|m| markdown.reads.contains(&m.field))
-                .collect::<Vec<_>>();
+            let shown = &markdown.shown;
             // Who wrote it: the author field a shown mark names, in the JSON's top level.
             let author = shown
                 .iter()

@@ -24,6 +24,7 @@ use serde_json_path::JsonPath;
 use super::Catalog;
 use super::bound::{LIMIT, PAGE, PageRequest};
 use super::param::Rule;
+use super::policy::marks::{Mark, Marked};
 use super::project::{Field, Projection};
 use super::request::Args;
 use super::request::RequestTemplate;
@@ -56,6 +57,8 @@ pub struct Resource {
     pub(crate) provisional: Option<Provisional>,
     /// For an entity: the tool whose endpoint it is (a list's tool is in its shape).
     pub(crate) tool: Option<String>,
+    /// Which fields of its JSON block forge users wrote, and the `_meta` that says so.
+    pub(crate) marked: Marked,
     /// Why the resource is not offered (its endpoint's tool is not), when it is not.
     pub(crate) withheld: Option<String>,
 }
@@ -152,6 +155,8 @@ pub(crate) struct Markdown {
     pub extra: Option<Projection>,
     /// The top-level names the template reads.
     pub reads: Vec<String>,
+    /// The marked fields it shows: when there are any, the block is user-written text.
+    pub shown: Vec<Mark>,
     pub max_chars: usize,
 }
 
@@ -313,6 +318,22 @@ impl Read<'_> {
     pub(super) fn embeds(&self) -> &[Embed] {
         self.resource.embeds()
     }
+}
+
+/// The marks of a resource's JSON block: a list's items, or an entity's fields and those of
+/// each list it embeds, each where it sits.
+pub(crate) fn marked_of(shape: &Shape) -> Marked {
+    let parts = match shape {
+        Shape::List { item, .. } => vec![("items[].".to_owned(), item.marks())],
+        Shape::Entity { project, embeds } => std::iter::once((String::new(), project.marks()))
+            .chain(
+                embeds
+                    .iter()
+                    .map(|e| (format!("{}[].", e.field), e.item.marks())),
+            )
+            .collect(),
+    };
+    Marked::new(parts, None)
 }
 
 /// The array a list lives in: the body, or the value at `from`; anything else is empty.
