@@ -204,6 +204,32 @@ impl TextSpec {
         )))
     }
 
+    /// The window of `text` an answer carries in `room` bytes, and the fields that describe
+    /// it (`how` says how to ask for other text, as for [`TextSpec::describe`]): the one cut of
+    /// a resource's text block and of a tool's text alike. `overshoot` says by how many bytes a
+    /// window and its fields run past what the answer may hold, as the answer carries them: a
+    /// text block carries the text as it is and fits in one pass; JSON escapes it, so the
+    /// window shrinks by the overshoot until it fits.
+    pub fn fit(
+        &self,
+        text: Option<&str>,
+        args: &Args,
+        room: usize,
+        how: impl Fn(u64, Option<u64>) -> String,
+        overshoot: impl Fn(&Cut, &Map<String, Value>) -> usize,
+    ) -> Result<(Cut, Map<String, Value>), Error> {
+        let mut room = room;
+        loop {
+            let cut = self.cut(text, args, room)?;
+            let described = self.describe(&cut, &how);
+            let over = overshoot(&cut, &described);
+            if over == 0 || room <= 1 {
+                return Ok((cut, described));
+            }
+            room = room.saturating_sub(over).max(1);
+        }
+    }
+
     /// The JSON fields describing a cut, and the marker when it is partial; `how` says how to
     /// ask for other text, given the first line wanted and the byte of it to begin at.
     pub fn describe(

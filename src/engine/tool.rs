@@ -9,7 +9,7 @@ use serde_json_path::JsonPath;
 use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
 use super::bound::{LIMIT, PAGE};
-use super::endpoint::{Serving, room, within};
+use super::endpoint::{GoOn, Serving, list_page, redact, room, within};
 use super::error::{Error, Invalid};
 use super::policy::{
     self,
@@ -642,9 +642,7 @@ impl Call<'_> {
         let bodiless = matches!(response.body, Body::Empty);
         let is_text = matches!(response.body, Body::Text(_));
         let mut body = response.body.into_json();
-        for path in &self.tool.secrets {
-            super::resource::remove_matches(&mut body, path);
-        }
+        redact(&mut body, &self.tool.secrets);
         let ctx = Context {
             primary: &body,
             with: &[],
@@ -811,23 +809,10 @@ impl Call<'_> {
                     },
                     _ => Vec::new(),
                 };
-                let fitted = bound::Fitted::new(window, items, page, room(budget, 0));
-                let (page, cut, size) = (fitted.page, fitted.cut, fitted.size());
-                let mut out = fitted.envelope();
-                if cut {
-                    out.insert(
-                        "truncated".into(),
-                        format!(
-                            "[truncated to stay under {budget} bytes: this answer is page {} at limit {}. Call {} again with page={} and limit={} for the next items.]",
-                            page.page,
-                            page.limit,
-                            self.tool.mention(),
-                            page.page + 1,
-                            page.limit
-                        )
-                        .into(),
-                    );
-                }
+                let go_on = GoOn::Call {
+                    mention: self.tool.mention(),
+                };
+                let mut out = list_page(window, items, page, budget, go_on);
                 if left_out > 0 {
                     out.insert(
                         "left_out".into(),
@@ -838,11 +823,7 @@ impl Call<'_> {
                     );
                 }
                 // The envelope fits in its room; only an item too large alone needs cutting.
-                let out = Value::Object(out);
-                Ok(match size > room(budget, 0) {
-                    true => within(out, budget),
-                    false => out,
-                })
+                Ok(within(Value::Object(out), budget))
             }
             Projecting::Text { whole } => {
                 let text = self
@@ -860,29 +841,30 @@ impl Call<'_> {
                     out.insert("text".into(), Value::String(notice));
                     return Ok(within(Value::Object(out), budget));
                 }
-                let mut room = room(budget, bound::json_size(&Value::Object(described.clone())));
-                // Escapes make the JSON text longer than the text: shrink the window until it fits.
-                loop {
-                    let cut = text.cut(whole.as_deref(), &self.args, room)?;
+                let carried = |cut: &Cut, fields: &Map<String, Value>| {
                     let mut out = described.clone();
-                    out.extend(text.describe(&cut, |line, byte| {
+                    out.extend(fields.clone());
+                    if let Cut::Lines(w) = cut {
+                        out.insert("text".into(), Value::String(w.text.clone()));
+                    }
+                    Value::Object(out)
+                };
+                let (cut, fields) = text.fit(
+                    whole.as_deref(),
+                    &self.args,
+                    room(budget, bound::json_size(&Value::Object(described.clone()))),
+                    |line, byte| {
                         let arg = text.start_line.as_deref().unwrap_or("start_line");
                         let at = match (byte, text.start_byte.as_deref()) {
                             (Some(b), Some(name)) => format!(" and {name}={b}"),
                             _ => String::new(),
                         };
                         format!("Call {} again with {arg}={line}{at}", self.tool.mention())
-                    }));
-                    if let Cut::Lines(w) = cut {
-                        out.insert("text".into(), Value::String(w.text));
-                    }
-                    let out = Value::Object(out);
-                    let size = bound::json_size(&out);
-                    if size <= budget || room <= 1 {
-                        return Ok(within(out, budget));
-                    }
-                    room = room.saturating_sub(size - budget).max(1);
-                }
+                    },
+                    // Escapes make the JSON text longer than the text.
+                    |cut, fields| bound::json_size(&carried(cut, fields)).saturating_sub(budget),
+                )?;
+                Ok(within(carried(&cut, &fields), budget))
             }
             Projecting::Entity { left_out } => {
                 let mut value = value;

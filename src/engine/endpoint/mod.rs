@@ -1,11 +1,16 @@
 //! What every endpoint's answers are held to, whichever face reaches it — a resource read or a
 //! tool call: [`Serving`] (the byte budget, the repository allow-list, the forge's host), the
-//! room a list page or a text keeps for its envelope and continuation ([`room`]), and the one
-//! pass that fits a whole answer to its budget ([`within`]).
+//! room a list page or a text keeps for its envelope and continuation ([`room`]), the one list
+//! page envelope, which the two faces differ in only by how they say "go on" ([`GoOn`],
+//! [`list_page`]), the one pass that fits a whole answer to its budget ([`within`]), and the redaction of the fields the
+//! manifest calls secret ([`redact`]) before anything reads an answer.
 
 use serde_json::Value;
+use serde_json_path::JsonPath;
 
-use super::bound;
+use serde_json::Map;
+
+use super::bound::{self, Fitted, Next, PageRequest, Window};
 use crate::forge::allow::AllowList;
 
 /// What the service holds every answer to: set once from the configuration, passed to each
@@ -29,6 +34,72 @@ pub(crate) fn room(budget: usize, used: usize) -> usize {
     budget.saturating_sub(ENVELOPE_ROOM + used)
 }
 
+/// How a list page says "go on" when more remain.
+pub(crate) enum GoOn<'a> {
+    /// A resource: the URI of the next page (from a page and a limit), and a sentinel naming
+    /// the list's tool (`mention`) with the filters the read carries.
+    Read {
+        next_uri: &'a dyn Fn(u64, u64) -> String,
+        mention: String,
+        filters: Vec<String>,
+    },
+    /// A tool: the call to make again, with the next page (the envelope's `next_page`); it is
+    /// spelled out when the budget cut the page short.
+    Call { mention: String },
+}
+
+/// A list page's envelope: its projected `items` fitted to `budget` ([`Fitted`]), `page`,
+/// `limit`, `total_count`, `has_more`, `next_page`, and how to go on.
+pub(crate) fn list_page(
+    window: Window<()>,
+    items: Vec<Value>,
+    page: PageRequest,
+    budget: usize,
+    go_on: GoOn,
+) -> Map<String, Value> {
+    let fitted = Fitted::new(window, items, page, room(budget, 0));
+    let (page, total, has_more, cut, shown) = (
+        fitted.page,
+        fitted.total,
+        fitted.has_more,
+        fitted.cut,
+        fitted.items.len(),
+    );
+    let mut out = fitted.envelope();
+    let cut_short = format!(
+        "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.",
+        page.page, page.limit
+    );
+    let (next_page, limit) = (page.page + 1, page.limit);
+    match go_on {
+        GoOn::Read {
+            next_uri,
+            mention,
+            filters,
+        } if has_more => {
+            out.insert("next".into(), Value::String(next_uri(next_page, limit)));
+            let next = Next::Page {
+                page: next_page,
+                limit,
+            };
+            let sentinel = bound::sentinel_with(&mention, &filters, shown, total, next);
+            let note = match cut {
+                true => format!("{cut_short}] {sentinel}"),
+                false => sentinel,
+            };
+            out.insert("truncated".into(), note.into());
+        }
+        GoOn::Call { mention } if cut => {
+            let note = format!(
+                "{cut_short} Call {mention} again with page={next_page} and limit={limit} for the next items.]"
+            );
+            out.insert("truncated".into(), note.into());
+        }
+        GoOn::Read { .. } | GoOn::Call { .. } => {}
+    }
+    out
+}
+
 /// `value` fitted to `budget` bytes by [`bound::fit`], saying what was cut.
 pub(crate) fn within(mut value: Value, budget: usize) -> Value {
     if bound::json_size(&value) <= budget {
@@ -50,4 +121,81 @@ pub(crate) fn within(mut value: Value, budget: usize) -> Value {
         map.insert(key.into(), text.into());
     }
     value
+}
+
+/// Deletes from a forge answer every node each of `secrets` selects.
+pub(crate) fn redact(body: &mut Value, secrets: &[JsonPath]) {
+    for path in secrets {
+        remove_matches(body, path);
+    }
+}
+
+/// Deletes every node `path` selects.
+fn remove_matches(body: &mut Value, path: &JsonPath) {
+    use serde_json_path::PathElement;
+    enum Step {
+        Name(String),
+        Index(usize),
+    }
+    let locations: Vec<Vec<Step>> = path
+        .query_located(body)
+        .locations()
+        .map(|l| {
+            l.iter()
+                .map(|e| match e {
+                    PathElement::Name(n) => Step::Name((*n).to_owned()),
+                    PathElement::Index(i) => Step::Index(*i),
+                })
+                .collect()
+        })
+        .collect();
+    // Later array elements first, so earlier indices stay valid.
+    for location in locations.into_iter().rev() {
+        let Some((last, parents)) = location.split_last() else {
+            continue;
+        };
+        let mut node = Some(&mut *body);
+        for step in parents {
+            node = match (step, node) {
+                (Step::Name(n), Some(Value::Object(m))) => m.get_mut(n.as_str()),
+                (Step::Index(i), Some(Value::Array(a))) => a.get_mut(*i),
+                _ => None,
+            };
+        }
+        match (last, node) {
+            (Step::Name(n), Some(Value::Object(m))) => {
+                m.remove(n.as_str());
+            }
+            (Step::Index(i), Some(Value::Array(a))) if *i < a.len() => {
+                a.remove(*i);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn secrets_are_removed_wherever_they_match() {
+        let mut body = json!([
+            {"id": 1, "config": {"url": "u", "secret": "s1"}},
+            {"id": 2, "config": {"secret": "s2", "authorization_header": "Bearer x"}}
+        ]);
+        redact(
+            &mut body,
+            &[
+                JsonPath::parse("$[*].config.secret").unwrap(),
+                JsonPath::parse("$[*].config.authorization_header").unwrap(),
+            ],
+        );
+        assert_eq!(
+            body,
+            json!([{"id": 1, "config": {"url": "u"}}, {"id": 2, "config": {}}])
+        );
+    }
 }

@@ -297,7 +297,10 @@ mod tests {
         };
         let marked = Marked::new(
             vec![
-                ("".into(), vec![mark("title", Writer::Author("user".into()))]),
+                (
+                    "".into(),
+                    vec![mark("title", Writer::Author("user".into()))],
+                ),
                 ("comments[].".into(), vec![mark("body", Writer::Anyone)]),
             ],
             Some(&text),

@@ -9,11 +9,10 @@ use serde_json::{Map, Value};
 use super::embed::embed_into;
 use super::{
     Answer, Block, Cache, EmbedSource, Expect, Read, ReadOutput, Shape, Slot, count_at, items_of,
-    remove_matches,
 };
 use crate::engine::answer::{self, Expected};
 use crate::engine::bound::{self, PageRequest, Window};
-use crate::engine::endpoint::{Serving, room, within};
+use crate::engine::endpoint::{Serving, redact, room, within};
 use crate::engine::error::{Error, Invalid};
 use crate::engine::policy::{self, marks, marks::Mark};
 use crate::engine::project::{Context, Meta};
@@ -94,7 +93,8 @@ impl Read<'_> {
             body,
             ..
         } = primary;
-        let body = self.redact(body.into_json());
+        let mut body = body.into_json();
+        redact(&mut body, &self.resource.secrets);
         let (request, answered) = match alternative {
             0 => (&self.resource.fetch, self.resource.answered_as.as_deref()),
             n => {
@@ -203,7 +203,11 @@ impl Read<'_> {
             };
             match answer.slot {
                 Slot::Primary(n) => primary = Some((n, response)),
-                Slot::With(i) => with[i] = self.redact(response.body.into_json()),
+                Slot::With(i) => {
+                    let mut body = response.body.into_json();
+                    redact(&mut body, &self.resource.secrets);
+                    with[i] = body;
+                }
                 Slot::Embed(i) => embeds[i].first = Some(response),
                 Slot::EmbedPage(i, page) => embeds[i].pages.push((page, response)),
             }
@@ -328,11 +332,7 @@ impl Read<'_> {
         {
             let room = room(budget, bound::json_size(&value));
             // Withheld: the notice stands for the text, a diff's file names included.
-            let cut = match withheld_text {
-                Some(notice) => Cut::Lines(crate::engine::text::Window::whole(notice)),
-                None => text.cut(text.text_of(ctx).as_deref(), &self.args, room)?,
-            };
-            let described = text.describe(&cut, |line, byte| {
+            let how = |line: u64, byte: Option<u64>| {
                 let mut replace =
                     vec![(text.start_line.as_deref().unwrap_or(""), line.to_string())];
                 let mut clear = vec![text.end_line.as_deref()];
@@ -342,7 +342,22 @@ impl Read<'_> {
                     (None, Some(_)) => {}
                 }
                 format!("Read {}", self.uri_with(&replace, &clear))
-            });
+            };
+            let (cut, described) = match withheld_text {
+                Some(notice) => {
+                    let cut = Cut::Lines(crate::engine::text::Window::whole(notice));
+                    let described = text.describe(&cut, how);
+                    (cut, described)
+                }
+                // The block carries the text as it is: what fits the room fits the answer.
+                None => text.fit(
+                    text.text_of(ctx).as_deref(),
+                    &self.args,
+                    room,
+                    how,
+                    |_, _| 0,
+                )?,
+            };
             if let Value::Object(map) = &mut value {
                 map.extend(described);
             }
@@ -499,12 +514,6 @@ impl Read<'_> {
     }
 
     /// Removes the manifest's secret paths from an answer.
-    fn redact(&self, mut body: Value) -> Value {
-        for path in &self.resource.secrets {
-            remove_matches(&mut body, path);
-        }
-        body
-    }
 
     fn run_checks(&self, ctx: &Context) -> Result<(), Error> {
         for check in &self.resource.checks {

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{Carried, Read, Shape};
-use crate::engine::bound::{self, Fitted, LIMIT, Next, PAGE, PageRequest, Window};
-use crate::engine::endpoint::room;
+use crate::engine::bound::{LIMIT, PAGE, PageRequest, Window};
+use crate::engine::endpoint::{GoOn, list_page};
 use crate::engine::request::text_of;
 
 impl Read<'_> {
@@ -73,41 +73,21 @@ impl Read<'_> {
         tool: &str,
         budget: usize,
     ) -> Value {
-        let fitted = Fitted::new(window, items, page, room(budget, 0));
-        let (page, total, has_more, cut, shown) = (
-            fitted.page,
-            fitted.total,
-            fitted.has_more,
-            fitted.cut,
-            fitted.items.len(),
-        );
-        let mut out = fitted.envelope();
-        if has_more {
-            let next = Next::Page {
-                page: page.page + 1,
-                limit: page.limit,
-            };
-            let next_uri = self.next_uri(page.page + 1, page.limit);
-            out.insert("next".into(), Value::String(next_uri));
-            let filters: Vec<String> = self
-                .continuation(page.page + 1, page.limit)
-                .into_iter()
-                .filter(|(k, _)| k != PAGE && k != LIMIT)
-                .map(|(k, v)| match v {
-                    Value::String(s) => format!("{k}={s}"),
-                    other => format!("{k}={other}"),
-                })
-                .collect();
-            let mut sentinel =
-                bound::sentinel_with(&self.catalog.mention(tool), &filters, shown, total, next);
-            if cut {
-                sentinel = format!(
-                    "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.] {sentinel}",
-                    page.page, page.limit
-                );
-            }
-            out.insert("truncated".into(), sentinel.into());
-        }
+        let filters: Vec<String> = self
+            .continuation(page.page + 1, page.limit)
+            .into_iter()
+            .filter(|(k, _)| k != PAGE && k != LIMIT)
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect();
+        let go_on = GoOn::Read {
+            next_uri: &|page, limit| self.next_uri(page, limit),
+            mention: self.catalog.mention(tool),
+            filters,
+        };
+        let out = list_page(window, items, page, budget, go_on);
         Value::Object(out)
     }
 }
