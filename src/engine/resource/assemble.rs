@@ -513,8 +513,6 @@ impl Read<'_> {
         }
     }
 
-    /// Removes the manifest's secret paths from an answer.
-
     fn run_checks(&self, ctx: &Context) -> Result<(), Error> {
         for check in &self.resource.checks {
             let applies = check
