@@ -161,6 +161,85 @@ impl RequestTemplate {
         &self.source
     }
 
+    /// This request as another face of its endpoint reads it: every placeholder renamed by
+    /// `rename`, and of the query only the fixed pairs and those whose renamed variable `keep`
+    /// accepts. A list resource reads its tool's request this way, with the URI's variables.
+    pub fn renamed(
+        &self,
+        rename: impl Fn(&str) -> String,
+        keep: impl Fn(&str) -> bool,
+    ) -> RequestTemplate {
+        let method = match &self.method {
+            MethodSpec::Fixed(m) => MethodSpec::Fixed(*m),
+            MethodSpec::Var(v) => MethodSpec::Var(rename(v)),
+        };
+        let path: Vec<Part> = self
+            .path
+            .iter()
+            .map(|part| match part {
+                Part::Rest(v) => Part::Rest(rename(v)),
+                Part::Segment(pieces) => Part::Segment(
+                    pieces
+                        .iter()
+                        .map(|piece| match piece {
+                            Piece::Literal(l) => Piece::Literal(l.clone()),
+                            Piece::Var(v) => Piece::Var(rename(v)),
+                        })
+                        .collect(),
+                ),
+            })
+            .collect();
+        let query: Vec<(String, QueryValue)> = self
+            .query
+            .iter()
+            .filter_map(|(name, value)| {
+                let value = match value {
+                    QueryValue::Literal(l) => QueryValue::Literal(l.clone()),
+                    QueryValue::Var(v) => QueryValue::Var(rename(v)),
+                    QueryValue::Explode(v) => QueryValue::Explode(rename(v)),
+                };
+                match &value {
+                    QueryValue::Var(v) | QueryValue::Explode(v) if !keep(v) => None,
+                    _ => Some((name.clone(), value)),
+                }
+            })
+            .collect();
+        let mut source = match &method {
+            MethodSpec::Fixed(m) => m.as_str().to_owned(),
+            MethodSpec::Var(v) => format!("{{{v}}}"),
+        };
+        source.push(' ');
+        for part in &path {
+            source.push('/');
+            match part {
+                Part::Rest(v) => source.push_str(&format!("{{+{v}}}")),
+                Part::Segment(pieces) => {
+                    for piece in pieces {
+                        match piece {
+                            Piece::Literal(l) => source.push_str(l),
+                            Piece::Var(v) => source.push_str(&format!("{{{v}}}")),
+                        }
+                    }
+                }
+            }
+        }
+        for (i, (name, value)) in query.iter().enumerate() {
+            source.push(if i == 0 { '?' } else { '&' });
+            let value = match value {
+                QueryValue::Literal(l) => l.clone(),
+                QueryValue::Var(v) => format!("{{{v}}}"),
+                QueryValue::Explode(v) => format!("{{{v}*}}"),
+            };
+            source.push_str(&format!("{name}={value}"));
+        }
+        RequestTemplate {
+            method,
+            source,
+            path,
+            query,
+        }
+    }
+
     /// The path with its placeholders, as the swagger writes it: `/repos/{owner}/{repo}`.
     pub fn path_pattern(&self) -> String {
         let mut s = String::new();
@@ -450,6 +529,29 @@ mod tests {
 
     fn args(v: Value) -> Args {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_renamed_request_is_the_one_its_line_would_parse_to() {
+        let t = RequestTemplate::parse(
+            "GET /repos/{owner}/{repo}/contents/{+path}?ref={ref}&type=issues&labels={labels*}&q={query}",
+        )
+        .unwrap();
+        let renamed = t.renamed(
+            |v| match v {
+                "path" => "filepath".to_owned(),
+                "labels" => "label".to_owned(),
+                other => other.to_owned(),
+            },
+            |v| v != "query",
+        );
+        assert_eq!(
+            renamed.as_str(),
+            "GET /repos/{owner}/{repo}/contents/{+filepath}?ref={ref}&type=issues&labels={label*}"
+        );
+        assert_eq!(renamed, RequestTemplate::parse(renamed.as_str()).unwrap());
+        // Nothing renamed and every pair kept: the same request.
+        assert_eq!(t.renamed(str::to_owned, |_| true), t);
     }
 
     #[test]

@@ -76,16 +76,22 @@ impl Compiler {
             self.scope(uri_pos, &template, &params);
         }
 
-        let primary = self.primary_line(def, tools, &vars)?;
+        let (primary, inherited) = self.primary_line(def, tools, &vars)?;
         // Requests: the primary one, its fallbacks, the concurrent `with:` ones, embed fetches.
         let mut used: HashSet<String> = HashSet::new();
         let mut lines: Vec<&Spanned<String>> = vec![&primary];
         lines.extend(def.fallback.iter().map(|f| &f.value.fetch));
         lines.extend(def.with.values());
         lines.extend(def.embed.values().filter_map(|e| e.value.fetch.as_ref()));
+        let mut inherited = Some(inherited);
         let mut compiled = Vec::new();
         for line in &lines {
-            if let Some(t) = self.request(FILE, line) {
+            // The primary request of a resource read through its tool is that tool's, renamed.
+            let request = match inherited.take().flatten() {
+                Some(t) => Some(t),
+                None => self.request(FILE, line),
+            };
+            if let Some(t) = request {
                 if !t.method.is_get() {
                     self.push(
                         Pos::of(FILE, *line),
@@ -230,15 +236,15 @@ impl Compiler {
         })
     }
 
-    /// The primary request line: an entity's `fetch`, or a list's tool's endpoint as the URI
-    /// can fill it. A list and its tool are one endpoint, declared in the tool, so they cannot
-    /// drift apart.
+    /// The primary request line: an entity's `fetch`, or its tool's endpoint as the URI can
+    /// fill it, with that request already compiled (the tool's, renamed). A resource and its
+    /// tool are one endpoint, declared in the tool, so they cannot drift apart.
     fn primary_line(
         &mut self,
         def: &raw::ResourceDef,
         tools: &ToolRefs,
         vars: &[&str],
-    ) -> Option<Spanned<String>> {
+    ) -> Option<(Spanned<String>, Option<RequestTemplate>)> {
         let inherit = |c: &mut Compiler, name: &Spanned<String>| {
             c.tool_ref(FILE, name, tools)?;
             let tool = tools.get(&name.value)?;
@@ -252,8 +258,11 @@ impl Compiler {
                 c.push(Pos::of(FILE, var), checks::UNBOUND_PLACEHOLDER, problem);
                 renamed = false;
             }
-            let line = inherited_fetch(tool.call.as_str(), &def.args, vars);
-            renamed.then(|| Spanned::new(line, name.referenced, name.defined))
+            let request = inherited_fetch(&tool.call, &def.args, vars);
+            renamed.then(|| {
+                let line = Spanned::new(request.as_str().to_owned(), name.referenced, name.defined);
+                (line, Some(request))
+            })
         };
         match (&def.fetch, &def.list, &def.tool) {
             (_, Some(_), Some(tool)) => {
@@ -285,7 +294,7 @@ impl Compiler {
                             .into(),
                     );
                 }
-                Some(fetch.clone())
+                Some((fetch.clone(), None))
             }
             (None, Some(list), None) => inherit(self, &list.value.tool),
             (Some(fetch), Some(list), None) => {
@@ -1052,46 +1061,18 @@ fn field_args(field: &crate::engine::project::Field, out: &mut Vec<String>) {
     out.extend(projection.args().into_iter().map(str::to_owned));
 }
 
-/// A list tool's request line as a resource reads it: placeholders renamed to the URI's
-/// variables (`args`, tool argument → variable), and of the query only the fixed pairs and
-/// those the URI can fill. The tool's other filters stay the tool's.
+/// A tool's request as a resource reads it: placeholders renamed to the URI's variables
+/// (`renames`, tool argument → variable), and of the query only the fixed pairs and those the
+/// URI can fill. The tool's other filters stay the tool's.
 fn inherited_fetch(
-    call: &str,
+    call: &RequestTemplate,
     renames: &IndexMap<String, Spanned<String>>,
     vars: &[&str],
-) -> String {
-    let var_of = |arg: &str| renames.get(arg).map_or(arg.to_owned(), |v| v.value.clone());
-    let (head, query) = call.split_once('?').unwrap_or((call, ""));
-    let mut line = head.to_owned();
-    for (arg, var) in renames {
-        line = line
-            .replace(&format!("{{{arg}}}"), &format!("{{{}}}", var.value))
-            .replace(&format!("{{+{arg}}}"), &format!("{{+{}}}", var.value));
-    }
-    let kept: Vec<String> = query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .filter_map(|pair| {
-            let placeholder = pair
-                .split_once('=')
-                .and_then(|(_, v)| v.strip_prefix('{'))
-                .and_then(|v| v.strip_suffix('}'));
-            match placeholder {
-                None => Some(pair.to_owned()),
-                Some(arg) => {
-                    let var = var_of(arg);
-                    let name = pair.split_once('=').map_or(pair, |(n, _)| n);
-                    vars.contains(&var.as_str())
-                        .then(|| format!("{name}={{{var}}}"))
-                }
-            }
-        })
-        .collect();
-    if !kept.is_empty() {
-        line.push('?');
-        line.push_str(&kept.join("&"));
-    }
-    line
+) -> RequestTemplate {
+    call.renamed(
+        |arg| renames.get(arg).map_or(arg.to_owned(), |v| v.value.clone()),
+        |var| vars.contains(&var),
+    )
 }
 
 /// A `$name` that names no `with:` request of the resource.
