@@ -391,3 +391,40 @@ async fn every_output_schema_types_each_field_and_every_read_answer_fits_its_sch
     assert!(bare.is_empty(), "fields announced without a type: {bare:?}");
     assert!(checked > 100, "only {checked} read tools were checked");
 }
+
+/// The issue resource is `get_issue`'s endpoint with its own `body`: the tool excerpts a long
+/// body, the resource shows it whole; every other field is the tool's. Disabling the tool
+/// withholds the resource with it.
+#[tokio::test]
+async fn the_issue_resource_overrides_its_tools_body_and_goes_with_the_tool() {
+    let (forge, server) = start().await;
+    let mut long = tool_fixture("issue.json");
+    long["body"] = json!("word ".repeat(5_000));
+    forge.route("GET", &format!("{W}/issues/12"), Reply::Json(long));
+    let resource = server
+        .read_json("forgejo://repo/acme/widgets/issue/12")
+        .await;
+    let tool = server.call_ok("get_issue", ow(json!({"index": 12}))).await;
+    assert_eq!(resource["body"].as_str().unwrap().len(), 25_000);
+    assert!(
+        tool["body"].as_str().unwrap().len() < 25_000,
+        "{}",
+        tool["body"]
+    );
+    for field in ["index", "title", "state", "author", "labels", "html_url"] {
+        assert_eq!(resource[field], tool[field], "{field}");
+    }
+    assert_eq!(resource["is_pull"], false);
+    server.stop().await;
+
+    let server = Launch::new(&forge)
+        .arg("--disabled-tools")
+        .arg("get_issue")
+        .start()
+        .await;
+    let (code, data) = server
+        .read_error("forgejo://repo/acme/widgets/issue/12")
+        .await;
+    assert_eq!(code, -32602, "{data}");
+    server.stop().await;
+}

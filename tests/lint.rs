@@ -442,10 +442,10 @@ fn a_list_resource_declares_no_request_or_projection_of_its_own() {
     );
 }
 
-/// An entity may be its tool's endpoint too: it takes the tool's request and projection, and
-/// adds only what the tool lacks.
+/// An entity may be its tool's endpoint too: it takes the tool's request and projection; its
+/// own `project` adds fields, and one of a name the tool has takes that field's place.
 #[test]
-fn an_entity_names_its_tool_and_adds_only_what_the_tool_lacks() {
+fn an_entity_names_its_tool_and_adds_or_overrides_fields() {
     let tools = format!(
         "{TOOLS}      - {{name: get_thing, title: G, description: Gets., call: 'GET /things/{{owner}}/{{id}}',\n          args: {{owner: {{rule: name}}, id: {{rule: id}}}}, project: {{id: $.id, name: $.name}}, field_types: {{integer: [id], string: [name]}}}}\n"
     );
@@ -463,17 +463,13 @@ fn an_entity_names_its_tool_and_adds_only_what_the_tool_lacks() {
         Vec::new()
     );
 
-    let twice = entity("    project: {name: $.title}\n");
-    let findings = lint(&twice, &tools);
+    // The tool's `name` replaced; a mark may name the author field the tool projects.
+    let overridden = entity("    project: {name: $.title | untrusted(id), shown: $.shown}\n");
+    assert_eq!(lint(&overridden, &tools), Vec::new());
+    let unknown_author = entity("    project: {name: $.title | untrusted(owner_login)}\n");
+    let findings = lint(&unknown_author, &tools);
     assert_eq!(findings.len(), 1, "{findings:#?}");
-    assert_eq!(findings[0].code, checks::PICKED_FIELD);
-    assert!(
-        findings[0]
-            .message
-            .contains("`name` is a field of `get_thing` already"),
-        "{}",
-        findings[0]
-    );
+    assert_eq!(findings[0].code, checks::EXPRESSION);
 
     let fetched = entity("    fetch: 'GET /things/{owner}/{id}'\n");
     let findings = lint(&fetched, &tools);

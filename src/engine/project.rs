@@ -439,15 +439,16 @@ impl Projection {
         Ok(Projection { fields })
     }
 
-    /// This projection's fields followed by `more`'s; the first name both have is the error.
-    pub fn joined(mut self, more: Projection) -> Result<Projection, SameField> {
+    /// This projection with `more`'s fields: one of a name this has takes its place, the
+    /// others follow.
+    pub fn overridden_by(mut self, more: Projection) -> Projection {
         for (name, field) in more.fields {
-            if self.fields.iter().any(|(n, _)| *n == name) {
-                return Err(SameField(name));
+            match self.fields.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, existing)) => *existing = field,
+                None => self.fields.push((name, field)),
             }
-            self.fields.push((name, field));
         }
-        Ok(self)
+        self
     }
 
     /// The dotted path (`head.ref`) of field `name` inside the field at `prefix` (`""` at the top):
@@ -782,16 +783,28 @@ pub fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
-/// A field both of two projections build, which [`Projection::joined`] refuses.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("both projections build the field `{0}`")]
-pub struct SameField(pub String);
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_field_of_the_same_name_takes_the_place_of_the_tools() {
+        let tool = Projection::compile_str(&[("id", "$.id"), ("body", "$.body | excerpt(3)")], &[])
+            .unwrap();
+        let own = Projection::compile_str(&[("body", "$.body"), ("extra", "$.x")], &[]).unwrap();
+        let joined = tool.overridden_by(own);
+        assert_eq!(
+            joined.field_names().collect::<Vec<_>>(),
+            ["id", "body", "extra"]
+        );
+        let body = json!({"id": 1, "body": "abcdef", "x": true});
+        assert_eq!(
+            joined.apply(&Context::of(&body)),
+            json!({"id": 1, "body": "abcdef", "extra": true})
+        );
+    }
 
     fn run(fields: &[(&str, &str)], doc: Value) -> Value {
         let p = Projection::compile_str(fields, &[]).unwrap();

@@ -72,7 +72,7 @@ checks! {
     MARKDOWN_FIELD = 42, Error, "a markdown template using a field the projection does not produce";
     EXPRESSION = 43, Error, "a projection expression with an unknown source or function";
     FIELD_TYPE = 44, Error, "a projected tool field without a declared type, a type that does not fit its expression, or a field type no tool uses";
-    PICKED_FIELD = 45, Error, "a resource or an embed picks a field its tool does not project, or projects one the tool has";
+    PICKED_FIELD = 45, Error, "a resource or an embed picks a field its tool does not project";
     UNKNOWN_TOOL = 50, Error, "a sentinel names a tool that does not exist";
     DUPLICATE_TOOL = 51, Error, "two tools with the same name";
     TOOL_NAME = 52, Error, "a tool name that is not snake_case or is longer than 64 characters";

@@ -479,6 +479,33 @@ impl Compiler {
         let before = self.findings.len();
         let fields = self.fields(file, raw, sources, vars, "");
         let projection = Projection::new(fields);
+        self.check_marks(file, raw, &projection, vars);
+        (self.findings.len() == before).then_some(projection)
+    }
+
+    /// A projection's fields compiled, their marks not checked yet: for one that joins
+    /// another's before the marks can be (an entity's `project` over its tool's).
+    fn unchecked_projection(
+        &mut self,
+        file: FileId,
+        raw: &raw::Projection,
+        sources: &[&str],
+        vars: &[&str],
+    ) -> Option<Projection> {
+        let before = self.findings.len();
+        let fields = self.fields(file, raw, sources, vars, "");
+        (self.findings.len() == before).then(|| Projection::new(fields))
+    }
+
+    /// Each mark of `projection` names an author field it has and a writer argument in `vars`;
+    /// findings point into `raw` where it writes the field.
+    fn check_marks(
+        &mut self,
+        file: FileId,
+        raw: &raw::Projection,
+        projection: &Projection,
+        vars: &[&str],
+    ) {
         for mark in projection.marks() {
             let top = mark.field.split('.').next().unwrap_or_default();
             let pos = raw.get(top).map_or(Pos::start(file), |v| Pos::of(file, v));
@@ -502,7 +529,6 @@ impl Compiler {
                 _ => {}
             }
         }
-        (self.findings.len() == before).then_some(projection)
     }
 
     fn fields(

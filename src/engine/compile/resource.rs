@@ -9,7 +9,7 @@ use super::{Compiler, Defaults, ToolRefs};
 use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::complete::{Completion, Source};
 use crate::engine::listing::Listing;
-use crate::engine::project::{Projection, SameField};
+use crate::engine::project::Projection;
 use crate::engine::render::Renderer;
 use crate::engine::request::RequestTemplate;
 use crate::engine::resource::{
@@ -647,27 +647,22 @@ impl Compiler {
         vars: &[&str],
         used: &mut HashSet<String>,
     ) -> Option<Shape> {
-        let own = match &def.project {
-            Some(p) => self.projection(FILE, p, with_names, vars),
-            None => Some(Projection::identity()),
+        // Over a tool's fields, the marks are checked once they join: a mark may name an
+        // author field the tool projects.
+        let own = match (&def.project, &def.tool) {
+            (Some(p), Some(_)) => self.unchecked_projection(FILE, p, with_names, vars),
+            (Some(p), None) => self.projection(FILE, p, with_names, vars),
+            (None, _) => Some(Projection::identity()),
         };
         let project = match (&def.tool, own) {
             (Some(name), Some(own)) => {
                 let picked = self.picked_items(tools.get(&name.value)?, &def.fields, vars)?;
-                match picked.joined(own) {
-                    Ok(joined) => Some(joined),
-                    Err(SameField(field)) => {
-                        self.push(
-                            Pos::of(FILE, name),
-                            checks::PICKED_FIELD,
-                            format!(
-                                "`{field}` is a field of `{}` already; the resource's `project` only adds fields the tool does not have",
-                                name.value
-                            ),
-                        );
-                        None
-                    }
+                let joined = picked.overridden_by(own);
+                let before = self.findings.len();
+                if let Some(raw) = &def.project {
+                    self.check_marks(FILE, raw, &joined, vars);
                 }
+                (self.findings.len() == before).then_some(joined)
             }
             (None, own) => {
                 if let Some(field) = def.fields.first() {
