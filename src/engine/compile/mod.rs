@@ -8,6 +8,7 @@
 //! `resource.rs` compiles resources, listings and completions; `tool.rs` compiles tools; this
 //! file holds the entry point and what both share.
 
+mod finding;
 mod resource;
 mod tool;
 
@@ -19,6 +20,7 @@ use regex::Regex;
 use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
+use self::finding::Kind;
 use super::error::{Case, Hints};
 use super::param::{Rule, RuleKind};
 use super::policy::marks::{self, Shown, Writer};
@@ -285,6 +287,11 @@ struct Compiler {
 impl Compiler {
     fn push(&mut self, pos: Pos, code: Code, message: String) {
         self.findings.push(Finding { pos, code, message });
+    }
+
+    /// Reports that the manifest breaks the rule `kind`, at `pos`.
+    fn raise(&mut self, pos: Pos, kind: Kind) {
+        self.push(pos, kind.code(), kind.to_string());
     }
 
     fn positive(&mut self, file: FileId, value: &Spanned<u64>) -> Option<u64> {

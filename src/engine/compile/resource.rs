@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
+use super::finding::Kind;
 use super::{Compiler, Defaults, ToolRefs};
 use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::complete::{Completion, Source};
@@ -76,7 +77,14 @@ impl Compiler {
             self.scope(uri_pos, &template, &params);
         }
 
-        let (primary, inherited) = self.primary_line(def, tools, &vars)?;
+        let form = match form_of(def) {
+            Ok(form) => form,
+            Err((pos, kind)) => {
+                self.raise(pos, kind);
+                return None;
+            }
+        };
+        let (primary, inherited) = self.primary_line(def, &form, tools, &vars)?;
         // Requests: the primary one, its fallbacks, the concurrent `with:` ones, embed fetches.
         let mut used: HashSet<String> = HashSet::new();
         let mut lines: Vec<&Spanned<String>> = vec![&primary];
@@ -122,27 +130,20 @@ impl Compiler {
             .collect();
         let with_names: Vec<&str> = def.with.keys().map(String::as_str).collect();
         if !def.fallback.is_empty() && def.answered_as.is_none() {
-            self.push(
-                Pos::of(FILE, &primary),
-                checks::WRONG_TYPE,
-                "a resource with `fallback` needs `answered_as`, naming what the primary request returns".into(),
-            );
+            self.raise(Pos::of(FILE, &primary), Kind::FallbackWithoutAnsweredAs);
         }
 
         let mut secrets = self.secrets(FILE, &def.secrets);
-        let endpoint = def
-            .list
-            .as_ref()
-            .map(|l| &l.value.tool)
-            .or(def.tool.as_ref());
-        if let Some(tool) = endpoint.and_then(|name| tools.get(&name.value)) {
+        if let Some(tool) = form.tool().and_then(|name| tools.get(&name.value)) {
             secrets.extend(tool.secrets.iter().cloned());
         }
         let checks = self.checks(def, &with_names, &vars, &params, &mut used);
 
-        let shape = match &def.list {
-            Some(list) => self.list_shape(def, list, &template, defaults, tools, &vars),
-            None => self.entity_shape(def, defaults, tools, &with_names, &vars, &mut used),
+        let shape = match form {
+            Form::List(list) => self.list_shape(def, list, &template, defaults, tools, &vars),
+            Form::Fetched(_) | Form::ToolEntity(_) => {
+                self.entity_shape(def, defaults, tools, &with_names, &vars, &mut used)
+            }
         };
         let text = match &def.text {
             Some(t) => {
@@ -182,7 +183,7 @@ impl Compiler {
 
         // Paging consumes `page` and `limit`. Judged by the declaration, not the compiled shape,
         // so a list that fails to compile (an unknown `tool:`) is not also reported for them.
-        if def.list.is_some() {
+        if matches!(form, Form::List(_)) {
             used.extend([PAGE.to_owned(), LIMIT.to_owned()]);
         }
         for var in &vars {
@@ -242,6 +243,7 @@ impl Compiler {
     fn primary_line(
         &mut self,
         def: &raw::ResourceDef,
+        form: &Form,
         tools: &ToolRefs,
         vars: &[&str],
     ) -> Option<(Spanned<String>, Option<RequestTemplate>)> {
@@ -264,60 +266,14 @@ impl Compiler {
                 (line, Some(request))
             })
         };
-        match (&def.fetch, &def.list, &def.tool) {
-            (_, Some(_), Some(tool)) => {
-                self.push(
-                    Pos::of(FILE, tool),
-                    checks::WRONG_TYPE,
-                    "a list names its tool under `list`".into(),
-                );
-                None
-            }
-            (Some(fetch), None, Some(tool)) => {
-                self.push(
-                    Pos::of(FILE, fetch),
-                    checks::WRONG_TYPE,
-                    format!(
-                        "the resource reads the endpoint of its tool `{}`: change the tool's `call` instead of giving the resource a `fetch`",
-                        tool.value
-                    ),
-                );
-                None
-            }
-            (None, None, Some(tool)) => inherit(self, tool),
-            (Some(fetch), None, None) => {
+        match form {
+            Form::ToolEntity(tool) => inherit(self, tool),
+            Form::List(list) => inherit(self, &list.value.tool),
+            Form::Fetched(fetch) => {
                 if let Some((_, var)) = def.args.first() {
-                    self.push(
-                        Pos::of(FILE, var),
-                        checks::WRONG_TYPE,
-                        "`args` renames the arguments of the resource's tool: name it with `tool`"
-                            .into(),
-                    );
+                    self.raise(Pos::of(FILE, var), Kind::ArgsWithoutTool);
                 }
-                Some((fetch.clone(), None))
-            }
-            (None, Some(list), None) => inherit(self, &list.value.tool),
-            (Some(fetch), Some(list), None) => {
-                self.push(
-                    Pos::of(FILE, fetch),
-                    checks::WRONG_TYPE,
-                    format!(
-                        "a list reads the endpoint of its tool `{}`: change the tool's `call` instead of giving the resource a `fetch`",
-                        list.value.tool.value
-                    ),
-                );
-                None
-            }
-            (None, None, None) => {
-                self.push(
-                    Pos::of(FILE, &def.uri),
-                    checks::WRONG_TYPE,
-                    format!(
-                        "resource `{}` needs `fetch`, the request that answers it (or `tool`, the tool whose endpoint it is)",
-                        def.name.value
-                    ),
-                );
-                None
+                Some(((*fetch).clone(), None))
             }
         }
     }
@@ -377,19 +333,13 @@ impl Compiler {
                 continue;
             };
             if !template.query_vars().contains(name) {
-                self.push(
-                    pos,
-                    checks::BAD_ARGUMENT,
-                    format!("`{name}` is a path variable; only query variables can have a default"),
-                );
+                let name = name.clone();
+                self.raise(pos, Kind::PathDefault { name });
                 continue;
             }
             if let Err(e) = param.rule.check_json(&value.value) {
-                self.push(
-                    pos,
-                    checks::BAD_ARGUMENT,
-                    format!("the default of `{name}` {e}"),
-                );
+                let (name, why) = (name.clone(), e.to_string());
+                self.raise(pos, Kind::DefaultRefused { name, why });
                 continue;
             }
             param.default = Some(value.value.clone());
@@ -435,11 +385,7 @@ impl Compiler {
                 (Some(t), None) => Expect::Equals(t.clone()),
                 (None, Some(t)) => Expect::EndsWith(t.clone()),
                 _ => {
-                    self.push(
-                        pos,
-                        checks::WRONG_TYPE,
-                        "a check needs exactly one of `equals` and `ends_with`".into(),
-                    );
+                    self.raise(pos, Kind::CheckExpectation);
                     continue;
                 }
             };
@@ -458,13 +404,13 @@ impl Compiler {
                         used.insert(var.clone());
                         when.push((var.clone(), value.clone()));
                     }
-                    Some(p) => self.push(
+                    Some(p) => self.raise(
                         pos,
-                        checks::BAD_ARGUMENT,
-                        format!(
-                            "`when: {var}: {value}` can never hold: `{var}` must be {}",
-                            p.rule.expected()
-                        ),
+                        Kind::WhenNeverHolds {
+                            var: var.clone(),
+                            value: value.clone(),
+                            expected: p.rule.expected(),
+                        },
                     ),
                     None => self.push(
                         pos,
@@ -512,11 +458,7 @@ impl Compiler {
             );
         }
         if !def.embed.is_empty() {
-            self.push(
-                Pos::of(FILE, list),
-                checks::WRONG_TYPE,
-                "a list resource cannot also embed lists".into(),
-            );
+            self.raise(Pos::of(FILE, list), Kind::ListWithEmbeds);
         }
         let cap = match &list.value.cap {
             Some(cap) => self.positive(FILE, cap)?,
@@ -539,14 +481,8 @@ impl Compiler {
         };
         let tool = tools.get(&list.value.tool.value);
         if def.project.is_some() {
-            self.push(
-                Pos::of(FILE, list),
-                checks::WRONG_TYPE,
-                format!(
-                    "a list shows the items of its tool `{}`: pick them with `fields`, or change the tool's `project`",
-                    list.value.tool.value
-                ),
-            );
+            let tool = list.value.tool.value.clone();
+            self.raise(Pos::of(FILE, list), Kind::ListWithProjection { tool });
         }
         let item = self.picked_items(tool?, &list.value.fields, vars)?;
         // The read's filters the tool takes too: its sentinel names them with their values.
@@ -666,11 +602,7 @@ impl Compiler {
             }
             (None, own) => {
                 if let Some(field) = def.fields.first() {
-                    self.push(
-                        Pos::of(FILE, field),
-                        checks::WRONG_TYPE,
-                        "`fields` picks from a tool's projection: name the tool with `tool`".into(),
-                    );
+                    self.raise(Pos::of(FILE, field), Kind::FieldsWithoutTool);
                 }
                 own
             }
@@ -711,20 +643,14 @@ impl Compiler {
                     }
                 },
                 (None, None) => {
-                    self.push(
-                        pos,
-                        checks::WRONG_TYPE,
-                        format!("embed `{field}` needs `fetch` or `from`"),
-                    );
+                    let field = field.clone();
+                    self.raise(pos, Kind::EmbedWithoutSource { field });
                     (None, None)
                 }
             };
             if e.keep == Keep::Newest && e.fetch.is_none() {
-                self.push(
-                    pos,
-                    checks::WRONG_TYPE,
-                    format!("embed `{field}`: `keep: newest` needs its own `fetch` (to reach the last pages)"),
-                );
+                let field = field.clone();
+                self.raise(pos, Kind::NewestWithoutFetch { field });
             }
             let from = match &from {
                 Some(p) => self.json_path(FILE, p),
@@ -737,10 +663,10 @@ impl Compiler {
             // Like a list's, an embed's items are its tool's unless it projects its own.
             let item = match (&e.project, e.fields.first()) {
                 (Some(_), Some(picked)) => {
-                    self.push(
+                    let field = field.clone();
+                    self.raise(
                         Pos::of(FILE, picked),
-                        checks::WRONG_TYPE,
-                        format!("embed `{field}`: `fields` picks from the tool's items; with a `project` of its own, drop `fields`"),
+                        Kind::EmbedFieldsAndProjection { field },
                     );
                     None
                 }
@@ -1054,6 +980,51 @@ impl Compiler {
 fn field_args(field: &crate::engine::project::Field, out: &mut Vec<String>) {
     let projection = Projection::new(vec![(String::new(), field.clone())]);
     out.extend(projection.args().into_iter().map(str::to_owned));
+}
+
+/// The form of a resource, decided once from which of `fetch`, `list` and `tool` it declares:
+/// the compiler matches on it, so no other combination reaches the rest.
+#[derive(Clone, Copy)]
+enum Form<'a> {
+    /// An entity answered by a request of its own.
+    Fetched(&'a Spanned<String>),
+    /// An entity that is a tool's endpoint.
+    ToolEntity(&'a Spanned<String>),
+    /// A list that is its tool's endpoint.
+    List(&'a Spanned<raw::ListDef>),
+}
+
+impl Form<'_> {
+    /// The tool whose endpoint the resource is.
+    fn tool(&self) -> Option<&Spanned<String>> {
+        match self {
+            Form::Fetched(_) => None,
+            Form::ToolEntity(tool) => Some(tool),
+            Form::List(list) => Some(&list.value.tool),
+        }
+    }
+}
+
+/// The resource's form, or the rule its keys break and where.
+fn form_of(def: &raw::ResourceDef) -> Result<Form<'_>, (Pos, Kind)> {
+    match (&def.fetch, &def.list, &def.tool) {
+        (None, None, Some(tool)) => Ok(Form::ToolEntity(tool)),
+        (None, Some(list), None) => Ok(Form::List(list)),
+        (Some(fetch), None, None) => Ok(Form::Fetched(fetch)),
+        (_, Some(_), Some(tool)) => Err((Pos::of(FILE, tool), Kind::ToolBesideList)),
+        (Some(fetch), None, Some(tool)) => {
+            let tool = tool.value.clone();
+            Err((Pos::of(FILE, fetch), Kind::FetchBesideTool { tool }))
+        }
+        (Some(fetch), Some(list), None) => {
+            let tool = list.value.tool.value.clone();
+            Err((Pos::of(FILE, fetch), Kind::FetchBesideList { tool }))
+        }
+        (None, None, None) => {
+            let resource = def.name.value.clone();
+            Err((Pos::of(FILE, &def.uri), Kind::NoRequest { resource }))
+        }
+    }
 }
 
 /// A tool's request as a resource reads it: placeholders renamed to the URI's variables

@@ -10,6 +10,7 @@ use regex::Regex;
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
+use super::finding::Kind;
 use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_SUMMARY, MAX_TOOL_NAME};
 use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::policy::marks::Marked;
@@ -83,18 +84,13 @@ impl Compiler {
         for &(arg_name, arg) in &declared {
             let pos = Pos::of(file, arg);
             if reserved.contains(&arg_name.as_str()) {
-                self.push(
-                    pos,
-                    checks::BAD_ARGUMENT,
-                    format!(
-                        "`{arg_name}` is added to every {} by forgelens; do not declare it",
-                        if arg_name == SUDO {
-                            "tool"
-                        } else {
-                            "list tool"
-                        }
-                    ),
-                );
+                let to = if arg_name == SUDO {
+                    "tool"
+                } else {
+                    "list tool"
+                };
+                let name = arg_name.clone();
+                self.raise(pos, Kind::Reserved { name, to });
                 continue;
             }
             if let Some(call) = &call
@@ -122,11 +118,8 @@ impl Compiler {
             None => None,
         };
         if def.text.is_some() && def.list.is_some() {
-            self.push(
-                name_pos,
-                checks::WRONG_TYPE,
-                format!("tool `{name}` cannot be both a list and a text answer"),
-            );
+            let tool = name.clone();
+            self.raise(name_pos, Kind::ListAndText { tool });
         }
         // What the text block reads is forgelens's to use, not the forge's.
         if let Some(text) = &text {
@@ -168,12 +161,9 @@ impl Compiler {
                 ),
             );
         }
-        if let Some(message) = body_conflict(&args) {
-            self.push(
-                name_pos,
-                checks::BAD_ARGUMENT,
-                format!("tool `{name}`: {message}"),
-            );
+        if let Some(why) = body_conflict(&args) {
+            let tool = name.clone();
+            self.raise(name_pos, Kind::BodyConflict { tool, why });
         }
         if call.method.fixed() == Some(Method::Delete) && !annotations.destructive {
             self.push(
@@ -255,7 +245,7 @@ impl Compiler {
                 })
                 .collect(),
             Some((at, raw::OneOrTwo::Two(_))) => {
-                self.push(Pos::of(file, at), checks::WRONG_TYPE, "`repository_of` is one JSONPath (to a full name) or two (to the owner and the name)".into());
+                self.raise(Pos::of(file, at), Kind::RepositoryOfPaths);
                 Vec::new()
             }
         };
@@ -424,7 +414,12 @@ impl Compiler {
                     | ArgLocation::File => !in_path && !in_query,
                 };
                 if !consistent {
-                    self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}` is declared `in: {explicit:?}` but `{}` places it elsewhere", call.as_str()));
+                    let misplaced = Kind::MisplacedArgument {
+                        name: name.to_owned(),
+                        declared: format!("{explicit:?}"),
+                        call: call.as_str().to_owned(),
+                    };
+                    self.raise(pos, misplaced);
                     return None;
                 }
                 explicit
@@ -438,19 +433,13 @@ impl Compiler {
             None => ArgLocation::Body,
         };
         if a.field.is_some() && matches!(location, ArgLocation::Path | ArgLocation::Payload) {
-            self.push(
-                pos,
-                checks::BAD_ARGUMENT,
-                format!("argument `{name}` has no upstream name to rename: drop `field`"),
-            );
+            let name = name.to_owned();
+            self.raise(pos, Kind::FieldWithoutName { name });
             return None;
         }
         if a.rule.is_none() && a.description.trim().is_empty() {
-            self.push(
-                pos,
-                checks::BAD_ARGUMENT,
-                format!("argument `{name}` needs a `description`; only an argument with a `rule` may leave it out"),
-            );
+            let name = name.to_owned();
+            self.raise(pos, Kind::NoDescription { name });
             return None;
         }
         if let Some(schema) = &a.schema {
@@ -463,17 +452,15 @@ impl Compiler {
                 match Schema::compile(&schema) {
                     Ok(s) => Check::Schema(Box::new(s)),
                     Err(e) => {
-                        self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
+                        let (name, why) = (name.to_owned(), e.to_string());
+                        self.raise(pos, Kind::BadSchema { name, why });
                         return None;
                     }
                 }
             }
             (Some(_), Some(_)) => {
-                self.push(
-                    pos,
-                    checks::BAD_ARGUMENT,
-                    format!("argument `{name}` has both `rule` and `type`; keep one"),
-                );
+                let name = name.to_owned();
+                self.raise(pos, Kind::RuleAndType { name });
                 return None;
             }
             (None, None) => {
@@ -489,11 +476,8 @@ impl Compiler {
             return None;
         }
         if in_path && a.required == Some(false) {
-            self.push(
-                pos,
-                checks::BAD_ARGUMENT,
-                format!("path argument `{name}` cannot be optional"),
-            );
+            let name = name.to_owned();
+            self.raise(pos, Kind::OptionalPathArgument { name });
             return None;
         }
         Some(Arg {
@@ -521,11 +505,8 @@ impl Compiler {
     ) -> bool {
         match default.map(|d| check.check(d)) {
             Some(Err(e)) => {
-                self.push(
-                    pos,
-                    checks::BAD_ARGUMENT,
-                    format!("the default of `{name}` {e}"),
-                );
+                let (name, why) = (name.to_owned(), e.to_string());
+                self.raise(pos, Kind::DefaultRefused { name, why });
                 false
             }
             _ => true,
@@ -609,16 +590,14 @@ impl Compiler {
         let check = match compiled {
             Ok(s) => Check::Schema(Box::new(s)),
             Err(e) => {
-                self.push(pos, checks::BAD_ARGUMENT, format!("argument `{name}`: {e}"));
+                let (name, why) = (name.to_owned(), e.to_string());
+                self.raise(pos, Kind::BadSchema { name, why });
                 return None;
             }
         };
         if location == ArgLocation::File && check.schema().get("type") != Some(&json!("string")) {
-            self.push(
-                pos,
-                checks::BAD_ARGUMENT,
-                format!("file argument `{name}` carries base64 text: give it `type: string`"),
-            );
+            let name = name.to_owned();
+            self.raise(pos, Kind::FileNotString { name });
             return None;
         }
         if !self.default_fits(pos, name, &check, a.default.as_ref()) {
