@@ -483,11 +483,8 @@ impl Compiler {
         sources: &[&str],
         vars: &[&str],
     ) -> Option<Projection> {
-        let before = self.findings.len();
-        let fields = self.fields(file, raw, sources, vars, "");
-        let projection = Projection::new(fields);
-        self.check_marks(file, raw, &projection, vars);
-        (self.findings.len() == before).then_some(projection)
+        let projection = self.unchecked_projection(file, raw, sources, vars)?;
+        self.marks_checked(file, raw, projection, vars)
     }
 
     /// A projection's fields compiled, their marks not checked yet: for one that joins
@@ -504,15 +501,16 @@ impl Compiler {
         (self.findings.len() == before).then(|| Projection::new(fields))
     }
 
-    /// Each mark of `projection` names an author field it has and a writer argument in `vars`;
-    /// findings point into `raw` where it writes the field.
-    fn check_marks(
+    /// `projection`, when each of its marks names an author field it has and a writer
+    /// argument in `vars`; findings point into `raw` where it writes the field.
+    fn marks_checked(
         &mut self,
         file: FileId,
         raw: &raw::Projection,
-        projection: &Projection,
+        projection: Projection,
         vars: &[&str],
-    ) {
+    ) -> Option<Projection> {
+        let before = self.findings.len();
         for mark in projection.marks() {
             let top = mark.field.split('.').next().unwrap_or_default();
             let pos = raw.get(top).map_or(Pos::start(file), |v| Pos::of(file, v));
@@ -536,6 +534,7 @@ impl Compiler {
                 _ => {}
             }
         }
+        (self.findings.len() == before).then_some(projection)
     }
 
     fn fields(

@@ -594,11 +594,10 @@ impl Compiler {
             (Some(name), Some(own)) => {
                 let picked = self.picked_items(tools.get(&name.value)?, &def.fields, vars)?;
                 let joined = picked.overridden_by(own);
-                let before = self.findings.len();
-                if let Some(raw) = &def.project {
-                    self.check_marks(FILE, raw, &joined, vars);
+                match &def.project {
+                    Some(raw) => self.marks_checked(FILE, raw, joined, vars),
+                    None => Some(joined),
                 }
-                (self.findings.len() == before).then_some(joined)
             }
             (None, own) => {
                 if let Some(field) = def.fields.first() {
