@@ -91,7 +91,7 @@ mod tests {
             let Some(method) = tool.method() else {
                 continue;
             };
-            let path = tool.call.path_pattern();
+            let path = tool.endpoint.request.path_pattern();
             let base = Annotations::for_method(Some(method));
             let actual = &tool.annotations;
             assert!(

@@ -137,7 +137,7 @@ impl Catalog {
             if let resource::Shape::Entity { embeds, .. } = &mut resource.shape {
                 embeds.retain(|embed| why(&embed.tool).is_none());
             }
-            resource.marked = resource::marked_of(&resource.shape);
+            resource.endpoint.marked = resource::marked_of(&resource.shape);
         }
         let withheld: Vec<String> = self
             .resources

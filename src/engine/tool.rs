@@ -9,7 +9,7 @@ use serde_json_path::JsonPath;
 use super::answer::{self, Expected};
 use super::bound::{self, PageRequest};
 use super::bound::{LIMIT, PAGE};
-use super::endpoint::{GoOn, Serving, list_page, redact, room, within};
+use super::endpoint::{Endpoint, GoOn, Serving, list_page, room, within};
 use super::error::{Error, Invalid};
 use super::policy::{
     self,
@@ -74,11 +74,11 @@ pub struct Tool {
     /// How people ask for what the tool does, for `search_tools`.
     pub keywords: Vec<String>,
     pub toolset: String,
-    pub(crate) call: RequestTemplate,
+    /// The request, secrets and marks: what the tool shares with a resource of its endpoint.
+    pub(crate) endpoint: Endpoint,
     pub(crate) args: Vec<Arg>,
     pub(crate) list: Option<ToolList>,
     pub(crate) text: Option<TextSpec>,
-    pub(crate) secrets: Vec<JsonPath>,
     pub(crate) project: Projection,
     /// The JSON Schema of one result (of one item, for a list), from the projection and the
     /// manifest's field types; kept as JSON text, a fraction of the memory of the tree, which
@@ -86,8 +86,6 @@ pub struct Tool {
     pub(crate) item_schema: Box<str>,
     /// What `--allow-repos` holds the tool to, beyond the path of its request.
     pub(crate) scope: Scope,
-    /// Which fields of its answers forge users wrote, and the `_meta` that says so.
-    pub(crate) marked: marks::Marked,
     pub annotations: Annotations,
     /// How the answer is read.
     pub(crate) accept: Accept,
@@ -193,7 +191,8 @@ impl Tool {
                 schema.insert("description".into(), json!(d));
             }
             let upstream = self
-                .call
+                .endpoint
+                .request
                 .query_vars()
                 .find(|(_, var)| *var == arg.name)
                 .map_or(arg.field.as_str(), |(key, _)| key);
@@ -265,7 +264,7 @@ impl Tool {
     /// The JSON Schema of the structured result, for a list or a GET; built like
     /// [`Tool::input_schema`].
     pub fn output_schema(&self) -> Option<Map<String, Value>> {
-        let (method, list) = (self.call.method.fixed(), self.list.as_ref());
+        let (method, list) = (self.endpoint.request.method.fixed(), self.list.as_ref());
         let item = || -> Value {
             serde_json::from_str(&self.item_schema).expect("the compiler wrote this JSON")
         };
@@ -300,7 +299,7 @@ impl Tool {
             .filter(|a| {
                 !a.local
                     && a.location == ArgLocation::Query
-                    && !self.call.placeholders().any(|p| p == a.name)
+                    && !self.endpoint.request.placeholders().any(|p| p == a.name)
             })
             .map(|a| a.field.as_str())
             .collect();
@@ -314,7 +313,7 @@ impl Tool {
                 names.push(LIMIT);
             }
         }
-        (&self.call, names)
+        (&self.endpoint.request, names)
     }
 
     /// The arguments at a glance: the required ones, then the optional ones in brackets
@@ -356,19 +355,19 @@ impl Tool {
     /// The `_meta` of the tool's answers: which fields hold text written by forge users (see
     /// `engine::policy::marks`); `None` when none does. An unshaped answer's every string is.
     pub fn untrusted_meta(&self) -> Option<Value> {
-        self.marked.meta.clone()
+        self.endpoint.marked.meta.clone()
     }
 
     /// The marked fields of the tool's answers, each with where its projection sits.
     pub(crate) fn marks(&self) -> &[(String, Mark)] {
-        &self.marked.fields
+        &self.endpoint.marked.fields
     }
 
     /// Marks the tool as one of a generated catalog's: its answers are unshaped, so every
     /// string in them is marked.
     pub(crate) fn mark_generated(&mut self) {
         self.generated = true;
-        self.marked = marks::Marked::every_field();
+        self.endpoint.marked = marks::Marked::every_field();
     }
 
     /// The mark of the tool's text, when it answers with one forge users wrote.
@@ -386,12 +385,12 @@ impl Tool {
     /// answer is held to the generic policy (`engine::policy::generic`), and such a tool may
     /// reach anything, so a repository allow-list holds it to the listed repositories' paths.
     pub fn unshaped(&self) -> bool {
-        self.generated || self.call.method.fixed().is_none()
+        self.generated || self.endpoint.request.method.fixed().is_none()
     }
 
     /// The method of the upstream call (`None` when the caller chooses it).
     pub fn method(&self) -> Option<Method> {
-        self.call.method.fixed()
+        self.endpoint.request.method.fixed()
     }
 
     /// Whether the tool's argument `name` is an array (`None`: it has no such argument).
@@ -542,7 +541,8 @@ impl Call<'_> {
     pub fn request(&self) -> Result<Request, Error> {
         let mut request = self
             .tool
-            .call
+            .endpoint
+            .request
             .expand(&self.args)
             .map_err(Invalid::ArgumentRequest)?;
         if let (Some(list), Some(page)) = (&self.tool.list, self.page)
@@ -567,7 +567,14 @@ impl Call<'_> {
                     }
                     ArgLocation::Form | ArgLocation::File => form.push(form_part(arg, value)?),
                     // An object spreads into one pair per entry (a free-form query).
-                    ArgLocation::Query if !self.tool.call.placeholders().any(|p| p == arg.name) => {
+                    ArgLocation::Query
+                        if !self
+                            .tool
+                            .endpoint
+                            .request
+                            .placeholders()
+                            .any(|p| p == arg.name) =>
+                    {
                         match value {
                             Value::Object(pairs) => request.query.extend(
                                 pairs
@@ -642,7 +649,7 @@ impl Call<'_> {
         let bodiless = matches!(response.body, Body::Empty);
         let is_text = matches!(response.body, Body::Text(_));
         let mut body = response.body.into_json();
-        redact(&mut body, &self.tool.secrets);
+        self.tool.endpoint.redact(&mut body);
         let ctx = Context {
             primary: &body,
             with: &[],
@@ -670,9 +677,10 @@ impl Call<'_> {
             answer::expect(
                 Expected::List,
                 items,
-                &self
-                    .request()
-                    .map_or_else(|_| self.tool.call.as_str().to_owned(), |r| r.describe()),
+                &self.request().map_or_else(
+                    |_| self.tool.endpoint.request.as_str().to_owned(),
+                    |r| r.describe(),
+                ),
                 response.status,
                 "; another tool may fit this target",
             )?;
@@ -743,7 +751,7 @@ impl Call<'_> {
             answer::expect(
                 Expected::Object,
                 Some(&body),
-                self.tool.call.as_str(),
+                self.tool.endpoint.request.as_str(),
                 response.status,
                 "",
             )?;
@@ -780,7 +788,7 @@ impl Call<'_> {
 
     fn withheld_by_allow_list(&self, repository: Option<String>) -> Error {
         Error::Forge(ForgeError::NotAllowed {
-            request: self.tool.call.as_str().to_owned(),
+            request: self.tool.endpoint.request.as_str().to_owned(),
             why: format!(
                 "the answer is about {}, which is not in the repository allow-list; it was withheld",
                 repository.unwrap_or_else(|| "a repository it does not name".into())

@@ -9,6 +9,7 @@ use super::finding::Kind;
 use super::{Compiler, Defaults, ToolRefs};
 use crate::engine::bound::{LIMIT, PAGE};
 use crate::engine::complete::{Completion, Source};
+use crate::engine::endpoint::Endpoint;
 use crate::engine::listing::Listing;
 use crate::engine::project::Projection;
 use crate::engine::render::Renderer;
@@ -135,7 +136,7 @@ impl Compiler {
 
         let mut secrets = self.secrets(FILE, &def.secrets);
         if let Some(tool) = form.tool().and_then(|name| tools.get(&name.value)) {
-            secrets.extend(tool.secrets.iter().cloned());
+            secrets.extend(tool.endpoint.secrets.iter().cloned());
         }
         let checks = self.checks(def, &with_names, &vars, &params, &mut used);
 
@@ -220,11 +221,14 @@ impl Compiler {
             description,
             template,
             params,
-            fetch: fetch?,
+            endpoint: Endpoint {
+                request: fetch?,
+                secrets,
+                marked,
+            },
             answered_as: def.answered_as.clone(),
             fallbacks,
             with,
-            secrets,
             checks,
             shape,
             text,
@@ -232,7 +236,6 @@ impl Compiler {
             cache,
             provisional,
             tool: def.tool.as_ref().map(|t| t.value.clone()),
-            marked,
             withheld: None,
         })
     }
@@ -260,7 +263,7 @@ impl Compiler {
                 c.push(Pos::of(FILE, var), checks::UNBOUND_PLACEHOLDER, problem);
                 renamed = false;
             }
-            let request = inherited_fetch(&tool.call, &def.args, vars);
+            let request = inherited_fetch(&tool.endpoint.request, &def.args, vars);
             renamed.then(|| {
                 let line = Spanned::new(request.as_str().to_owned(), name.referenced, name.defined);
                 (line, Some(request))

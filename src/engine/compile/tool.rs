@@ -13,6 +13,7 @@ use serde_saphyr::Spanned;
 use super::finding::Kind;
 use super::{Compiler, DEFAULT_MAX_LIMIT, Defaults, MAX_SUMMARY, MAX_TOOL_NAME};
 use crate::engine::bound::{LIMIT, PAGE};
+use crate::engine::endpoint::Endpoint;
 use crate::engine::policy::marks::Marked;
 use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
@@ -194,15 +195,17 @@ impl Compiler {
             summary: summary.to_owned(),
             keywords: def.keywords.clone(),
             toolset: toolset.to_owned(),
-            call,
+            endpoint: Endpoint {
+                request: call,
+                secrets,
+                marked,
+            },
             args,
             list,
             text,
-            secrets,
             project,
             item_schema,
             scope,
-            marked,
             annotations,
             accept: match def.accept {
                 None | Some(AcceptDef::Json) => Accept::Json,

@@ -11,7 +11,28 @@ use serde_json_path::JsonPath;
 use serde_json::Map;
 
 use super::bound::{self, Fitted, Next, PageRequest, Window};
+use super::policy::marks::Marked;
+use super::request::RequestTemplate;
 use crate::forge::allow::AllowList;
+
+/// One endpoint of the forge as the manifests declare it, compiled once, whichever face
+/// reaches it: its request, the fields of its answers removed before anything reads them
+/// (`secrets:`), and where its answers hold text forge users wrote. A tool is an endpoint
+/// addressed by name and arguments, a resource one addressed by a URI; they differ in how they
+/// are addressed, how they shape the answer and how they say "go on".
+#[derive(Debug)]
+pub struct Endpoint {
+    pub(crate) request: RequestTemplate,
+    pub(crate) secrets: Vec<JsonPath>,
+    pub(crate) marked: Marked,
+}
+
+impl Endpoint {
+    /// Removes the secret fields from a forge answer to this endpoint.
+    pub(crate) fn redact(&self, body: &mut Value) {
+        redact(body, &self.secrets);
+    }
+}
 
 /// What the service holds every answer to: set once from the configuration, passed to each
 /// read and call alike.

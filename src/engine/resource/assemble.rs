@@ -12,7 +12,7 @@ use super::{
 };
 use crate::engine::answer::{self, Expected};
 use crate::engine::bound::{self, PageRequest, Window};
-use crate::engine::endpoint::{Serving, redact, room, within};
+use crate::engine::endpoint::{Serving, room, within};
 use crate::engine::error::{Error, Invalid};
 use crate::engine::policy::{self, marks, marks::Mark};
 use crate::engine::project::{Context, Meta};
@@ -94,9 +94,12 @@ impl Read<'_> {
             ..
         } = primary;
         let mut body = body.into_json();
-        redact(&mut body, &self.resource.secrets);
+        self.resource.endpoint.redact(&mut body);
         let (request, answered) = match alternative {
-            0 => (&self.resource.fetch, self.resource.answered_as.as_deref()),
+            0 => (
+                &self.resource.endpoint.request,
+                self.resource.answered_as.as_deref(),
+            ),
             n => {
                 let (request, answered) = &self.resource.fallbacks[n - 1];
                 (request, Some(answered.as_str()))
@@ -179,7 +182,7 @@ impl Read<'_> {
     /// The fields of the answer marked `| untrusted`, each with where it sits (`""` at the
     /// top, `items[].` in a list, `recent_comments[].` in an embed).
     pub fn marks(&self) -> &[(String, Mark)] {
-        &self.resource.marked.fields
+        &self.resource.endpoint.marked.fields
     }
 
     /// The mark of the read's text block, when it has one.
@@ -205,7 +208,7 @@ impl Read<'_> {
                 Slot::Primary(n) => primary = Some((n, response)),
                 Slot::With(i) => {
                     let mut body = response.body.into_json();
-                    redact(&mut body, &self.resource.secrets);
+                    self.resource.endpoint.redact(&mut body);
                     with[i] = body;
                 }
                 Slot::Embed(i) => embeds[i].first = Some(response),
@@ -411,7 +414,7 @@ impl Read<'_> {
                 text,
             });
         }
-        let meta = self.resource.marked.meta.clone();
+        let meta = self.resource.endpoint.marked.meta.clone();
         if let (Some(_), Some(notice)) = (&self.resource.markdown, withheld_markdown) {
             blocks.push(Block {
                 mime: "text/markdown",

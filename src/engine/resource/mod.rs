@@ -23,6 +23,7 @@ use serde_json_path::JsonPath;
 
 use super::Catalog;
 use super::bound::{LIMIT, PAGE, PageRequest};
+use super::endpoint::Endpoint;
 use super::param::Rule;
 use super::policy::marks::{Mark, Marked};
 use super::project::{Field, Projection};
@@ -44,11 +45,11 @@ pub struct Resource {
     pub description: String,
     pub template: UriTemplate,
     pub(crate) params: Vec<Param>,
-    pub(crate) fetch: RequestTemplate,
+    /// The primary request, secrets and marks: what the resource shares with its tool.
+    pub(crate) endpoint: Endpoint,
     pub(crate) answered_as: Option<String>,
     pub(crate) fallbacks: Vec<(RequestTemplate, String)>,
     pub(crate) with: Vec<(String, RequestTemplate)>,
-    pub(crate) secrets: Vec<JsonPath>,
     pub(crate) checks: Vec<Check>,
     pub(crate) shape: Shape,
     pub(crate) text: Option<TextSpec>,
@@ -57,8 +58,6 @@ pub struct Resource {
     pub(crate) provisional: Option<Provisional>,
     /// For an entity: the tool whose endpoint it is (a list's tool is in its shape).
     pub(crate) tool: Option<String>,
-    /// Which fields of its JSON block forge users wrote, and the `_meta` that says so.
-    pub(crate) marked: Marked,
     /// Why the resource is not offered (its endpoint's tool is not), when it is not.
     pub(crate) withheld: Option<String>,
 }
@@ -269,7 +268,7 @@ impl Resource {
             } => PAGING,
             _ => &[],
         };
-        let mut all: Vec<(&RequestTemplate, &[&str])> = vec![(&self.fetch, list_paging)];
+        let mut all: Vec<(&RequestTemplate, &[&str])> = vec![(&self.endpoint.request, list_paging)];
         all.extend(self.fallbacks.iter().map(|(t, _)| (t, list_paging)));
         all.extend(self.with.iter().map(|(_, t)| (t, &[] as &[&str])));
         for embed in self.embeds() {
@@ -296,7 +295,7 @@ impl Resource {
 
     /// Every request template the resource may send: primary, fallbacks, `with:`, embeds.
     pub fn request_templates(&self) -> Vec<&RequestTemplate> {
-        let mut all = vec![&self.fetch];
+        let mut all = vec![&self.endpoint.request];
         all.extend(self.fallbacks.iter().map(|(t, _)| t));
         all.extend(self.with.iter().map(|(_, t)| t));
         if let Shape::Entity { embeds, .. } = &self.shape {

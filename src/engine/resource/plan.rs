@@ -16,7 +16,7 @@ impl Read<'_> {
 
     fn primary_request(&self, alternative: usize) -> Result<Request, Error> {
         let template = match alternative {
-            0 => &self.resource.fetch,
+            0 => &self.resource.endpoint.request,
             n => &self.resource.fallbacks[n - 1].0,
         };
         let mut request = self.expand(template)?;
