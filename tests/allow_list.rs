@@ -311,3 +311,47 @@ async fn generated_tools_reach_only_the_listed_repositories() {
     assert_ne!(inside.is_error, Some(true), "{}", result_text(&inside));
     server.stop().await;
 }
+
+/// The allow-list reads which variables name a repository from where the resource's endpoint
+/// puts them, not from their names: a manifest calling them `org` and `project` is held to it
+/// the same way.
+#[tokio::test]
+async fn completions_are_held_to_the_list_whatever_the_variables_are_called() {
+    let forge = tool_world::forge().await;
+    let dir = tempfile::tempdir().unwrap();
+    let builtin = std::fs::read_to_string("resources.yaml").unwrap();
+    let renamed = builtin
+        .replace(
+            "completions:\n",
+            "completions:\n  project:\n    sources:\n      - fetch: GET /repos/search?q={value}&limit=50\n        from: $.data\n        value: $.name\n        where: {$.owner.login: '{org}'}\n",
+        )
+        .replace(
+            "resources:\n",
+            "resources:\n  - name: project\n    title: Project\n    uri: forgejo://project/{org}/{project}\n    description: A repository under other names.\n    params: {org: owner_name, project: repo_name}\n    fetch: GET /repos/{org}/{project}\n    project: {name: $.name}\n\n",
+        );
+    let path = dir.path().join("resources.yaml");
+    std::fs::write(&path, renamed).unwrap();
+    let server = Launch::new(&forge)
+        .token(GOOD_TOKEN)
+        .arg("--allow-repos")
+        .arg("acme/widgets")
+        .arg("--resources")
+        .arg(path.to_str().unwrap())
+        .start()
+        .await;
+    let complete = |typed: &'static str| {
+        let context = CompletionContext::with_arguments(HashMap::from([(
+            "org".to_owned(),
+            "acme".to_owned(),
+        )]));
+        server.client.complete_resource_argument(
+            "forgejo://project/{org}/{project}",
+            "project",
+            typed,
+            Some(context),
+        )
+    };
+    assert_eq!(complete("g").await.unwrap().values, Vec::<String>::new());
+    assert_eq!(complete("w").await.unwrap().values, ["widgets"]);
+    server.stop().await;
+}

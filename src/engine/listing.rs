@@ -21,6 +21,9 @@ pub struct Listing {
     pub(crate) args: Vec<(String, Field)>,
     pub(crate) name: Field,
     pub(crate) description: Option<Field>,
+    /// The variables of `template` that name the repository an entry is about (its
+    /// resource's endpoint's): what the allow-list reads.
+    pub(crate) repository: Option<(String, String)>,
 }
 
 /// One concrete resource found by a listing.
@@ -69,8 +72,9 @@ impl Listing {
                 if self.template.vars().any(|v| text_of(&values, v).is_none()) {
                     return None;
                 }
-                if let (Some(allow), Some(owner), Some(repo)) =
-                    (allow, text_of(&values, "owner"), text_of(&values, "repo"))
+                if let (Some(allow), Some((owner, repo))) = (allow, &self.repository)
+                    && let (Some(owner), Some(repo)) =
+                        (text_of(&values, owner), text_of(&values, repo))
                     && !allow.allows(&owner, &repo)
                 {
                     return None;

@@ -83,6 +83,13 @@ impl Catalog {
                 .any(|r| r.params.iter().any(|p| p.rule.values().is_some()))
     }
 
+    /// The resource whose URI template is `template`.
+    pub fn resource(&self, template: &str) -> Option<&Resource> {
+        self.resources
+            .iter()
+            .find(|r| r.template.as_str() == template)
+    }
+
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tool_index.get(name).map(|&i| &self.tools[i])
     }

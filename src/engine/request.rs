@@ -294,6 +294,20 @@ impl RequestTemplate {
         self.path.len() == segments.len()
     }
 
+    /// The variables that name the repository the request is about, as (owner, name): those
+    /// the forge's own path rules (`forge::allow::target`) find in the owner's and the name's
+    /// places, each a whole segment. The allow-list reads an endpoint's repository from them.
+    pub fn repository_vars(&self) -> Option<(&str, &str)> {
+        let var = |text: &str| {
+            self.path_vars()
+                .find(|v| text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) == Some(*v))
+        };
+        match crate::forge::allow::target(&self.path_pattern()) {
+            crate::forge::allow::Target::Repo(owner, name) => Some((var(&owner)?, var(&name)?)),
+            _ => None,
+        }
+    }
+
     /// Variables of the path, in order.
     pub fn path_vars(&self) -> impl Iterator<Item = &str> {
         self.path.iter().flat_map(|p| match p {
@@ -529,6 +543,28 @@ mod tests {
 
     fn args(v: Value) -> Args {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_repository_variables_are_where_the_forge_puts_the_repository() {
+        let vars = |line: &str| {
+            RequestTemplate::parse(line)
+                .unwrap()
+                .repository_vars()
+                .map(|(o, n)| (o.to_owned(), n.to_owned()))
+        };
+        assert_eq!(
+            vars("GET /repos/{who}/{what}/issues/{index}"),
+            Some(("who".into(), "what".into()))
+        );
+        assert_eq!(
+            vars("GET /user/starred/{owner}/{repo}"),
+            Some(("owner".into(), "repo".into()))
+        );
+        assert_eq!(vars("GET /users/{owner}"), None);
+        assert_eq!(vars("GET /repos/search?q={q}"), None);
+        // A segment that is not one whole variable names no repository variable.
+        assert_eq!(vars("GET /repos/{owner}/x{repo}/issues"), None);
     }
 
     #[test]

@@ -352,15 +352,17 @@ impl Service {
                     .into_iter()
                     .map(|c| neutralize(&c, Rendering::Plain, &self.serving.instance).into_owned())
                     .collect();
-                self.within_allow_list(var, candidates, context)
+                self.within_allow_list(template, var, candidates, context)
             }
         }
     }
 
     /// Completion candidates that name an owner or a repository outside the allow-list are
-    /// left out (the URI templates call them `owner` and `repo`).
+    /// left out: those of the variables where the template's resource's endpoint names its
+    /// repository.
     fn within_allow_list(
         &self,
+        template: &str,
         var: &str,
         candidates: Vec<String>,
         context: &[(String, String)],
@@ -368,14 +370,27 @@ impl Service {
         let Some(allow) = &self.serving.allow else {
             return candidates;
         };
-        let owner = context.iter().find(|(k, _)| k == "owner").map(|(_, v)| v);
+        let repository = self
+            .catalog
+            .resource(template)
+            .and_then(|r| r.repository_vars());
+        let Some((owner_var, repo_var)) = repository else {
+            return candidates;
+        };
+        let owner = context
+            .iter()
+            .find(|(k, _)| *k == owner_var)
+            .map(|(_, v)| v);
         candidates
             .into_iter()
-            .filter(|c| match (var, owner) {
-                ("owner", _) => allow.allows_owner(c),
-                ("repo", Some(owner)) => allow.allows(owner, c),
-                ("repo", None) => false,
-                _ => true,
+            .filter(|c| {
+                if var == owner_var {
+                    allow.allows_owner(c)
+                } else if var == repo_var {
+                    owner.is_some_and(|owner| allow.allows(owner, c))
+                } else {
+                    true
+                }
             })
             .collect()
     }

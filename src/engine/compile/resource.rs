@@ -917,6 +917,7 @@ impl Compiler {
             args,
             name: name?,
             description,
+            repository: resource.repository_vars(),
         })
     }
 

@@ -307,6 +307,13 @@ impl Resource {
         all
     }
 
+    /// The URI variables that name the repository the resource is about, as (owner, name):
+    /// where its endpoint's request puts them.
+    pub fn repository_vars(&self) -> Option<(String, String)> {
+        let (owner, name) = self.endpoint.request.repository_vars()?;
+        Some((owner.to_owned(), name.to_owned()))
+    }
+
     /// Whether the resource has no variables (it is listed by `resources/list`).
     pub fn is_concrete(&self) -> bool {
         self.template.vars().next().is_none()
