@@ -17,6 +17,10 @@ use serde_saphyr::Spanned;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResourceManifest {
+    /// Blocks several resources share, named once and used as YAML aliases (`*name`): read
+    /// only where they are used.
+    #[serde(default)]
+    pub shared: Option<serde::de::IgnoredAny>,
     /// Named validation rules for parameters, shared with the tool manifest.
     #[serde(default)]
     pub rules: IndexMap<String, Spanned<RuleDef>>,
@@ -83,6 +87,10 @@ pub struct CompletionSource {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolManifest {
+    /// Blocks several tools share (projections, argument sets), named once and used as YAML
+    /// aliases (`*name`): read only where they are used.
+    #[serde(default)]
+    pub shared: Option<serde::de::IgnoredAny>,
     /// More named rules; a name may be defined in only one of the two manifests.
     #[serde(default)]
     pub rules: IndexMap<String, Spanned<RuleDef>>,
