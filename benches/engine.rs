@@ -65,6 +65,7 @@ fn unmarked_catalog() -> Catalog {
     let sources = Sources {
         resources: strip(shipped.resources),
         tools: strip(shipped.tools),
+        search: shipped.search,
         catalog: None,
     };
     forgelens::service::compile(&sources).expect("the unmarked manifests compile")

@@ -99,6 +99,9 @@ pub struct ManifestArgs {
     #[arg(long = S::TOOLS.flag, value_name = S::TOOLS.value, env = S::TOOLS.env[0],
         hide_env_values = true, help = S::TOOLS.help)]
     pub tools: Option<PathBuf>,
+    #[arg(long = S::SEARCH.flag, value_name = S::SEARCH.value, env = S::SEARCH.env[0],
+        hide_env_values = true, help = S::SEARCH.help)]
+    pub search: Option<PathBuf>,
 }
 
 impl ManifestArgs {
@@ -114,6 +117,7 @@ impl ManifestArgs {
         Ok(Sources {
             resources: read(self.resources.as_ref(), FileId::Resources)?,
             tools: read(self.tools.as_ref(), FileId::Tools)?,
+            search: read(self.search.as_ref(), FileId::Search)?,
             catalog: None,
         })
     }
@@ -125,6 +129,7 @@ impl ManifestArgs {
         ManifestArgs {
             resources: self.resources.or_else(|| outer.resources.clone()),
             tools: self.tools.or_else(|| outer.tools.clone()),
+            search: self.search.or_else(|| outer.search.clone()),
         }
     }
 }

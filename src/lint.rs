@@ -80,7 +80,7 @@ pub fn run(args: &LintArgs) -> ExitCode {
 }
 
 /// The manifests to lint, and how the summary names each one.
-fn lint_sources(args: &LintArgs) -> Result<(Sources, [String; 2]), ReadError> {
+fn lint_sources(args: &LintArgs) -> Result<(Sources, [String; 3]), ReadError> {
     let read = |path: Option<&std::path::PathBuf>, file| {
         Source::from_option_or_working_dir(path.map(|p| p.as_path()), file).map(
             |(source, origin)| {
@@ -94,12 +94,14 @@ fn lint_sources(args: &LintArgs) -> Result<(Sources, [String; 2]), ReadError> {
     };
     let (resources, resources_label) = read(args.manifests.resources.as_ref(), FileId::Resources)?;
     let (tools, tools_label) = read(args.manifests.tools.as_ref(), FileId::Tools)?;
+    let (search, search_label) = read(args.manifests.search.as_ref(), FileId::Search)?;
     let sources = Sources {
         resources,
         tools,
+        search,
         catalog: None,
     };
-    Ok((sources, [resources_label, tools_label]))
+    Ok((sources, [resources_label, tools_label, search_label]))
 }
 
 /// The findings of checking every upstream request of `catalog` against `spec`.

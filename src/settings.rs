@@ -304,6 +304,16 @@ pub const TOOLS: Setting = Setting {
     note: "",
 };
 
+pub const SEARCH: Setting = Setting {
+    flag: "search",
+    value: Some("FILE"),
+    env: &["FORGELENS_SEARCH"],
+    default: Default::Words("the built-in one"),
+    help: "Search vocabulary and tool keywords to use instead of the built-in ones.",
+    what: "search vocabulary",
+    note: "",
+};
+
 pub const LOG_LEVEL: Setting = Setting {
     flag: "log-level",
     value: Some("FILTER"),
@@ -454,6 +464,7 @@ pub const SERVE: &[&Setting] = &[
     &CACHE_DIR,
     &RESOURCES,
     &TOOLS,
+    &SEARCH,
     &LOG_LEVEL,
 ];
 

@@ -457,7 +457,9 @@ fn lint_reads_the_manifests_of_the_working_directory() {
     );
     assert_eq!(
         lines.last().copied(),
-        Some("resources.yaml, tools.yaml (built-in): 1 error(s), 0 warning(s)"),
+        Some(
+            "resources.yaml, tools.yaml (built-in), search.yaml (built-in): 1 error(s), 0 warning(s)"
+        ),
         "{}",
         out.stdout
     );
@@ -470,7 +472,7 @@ fn lint_without_manifests_here_names_the_built_in_copies() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(
         out.stdout,
-        "resources.yaml (built-in), tools.yaml (built-in): 0 error(s), 0 warning(s)\n"
+        "resources.yaml (built-in), tools.yaml (built-in), search.yaml (built-in): 0 error(s), 0 warning(s)\n"
     );
     // JSON keeps stdout one document and says on stderr what was read.
     let json = lint_in(dir.path(), &["--format", "json"], &[]);
@@ -480,8 +482,9 @@ fn lint_without_manifests_here_names_the_built_in_copies() {
         serde_json::json!([])
     );
     assert!(
-        json.stderr
-            .contains("resources.yaml (built-in), tools.yaml (built-in): 0 error(s)"),
+        json.stderr.contains(
+            "resources.yaml (built-in), tools.yaml (built-in), search.yaml (built-in): 0 error(s)"
+        ),
         "{}",
         json.stderr
     );
@@ -499,7 +502,8 @@ fn lint_options_and_their_variables_win_over_the_working_directory() {
         forgelens::manifest::BUILTIN_RESOURCES,
     );
     let tools = write(&good, "tools.yaml", forgelens::manifest::BUILTIN_TOOLS);
-    let summary = format!("{resources}, {tools}: 0 error(s), 0 warning(s)\n");
+    let summary =
+        format!("{resources}, {tools}, search.yaml (built-in): 0 error(s), 0 warning(s)\n");
 
     let flags = lint_in(
         dir.path(),
@@ -547,7 +551,7 @@ fn lint_options_and_their_variables_win_over_the_working_directory() {
     assert!(one.stdout.starts_with("tools.yaml:1:"), "{}", one.stdout);
     assert!(
         one.stdout.ends_with(&format!(
-            "{resources}, tools.yaml: 1 error(s), 0 warning(s)\n"
+            "{resources}, tools.yaml, search.yaml (built-in): 1 error(s), 0 warning(s)\n"
         )),
         "{}",
         one.stdout

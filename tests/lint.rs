@@ -52,6 +52,10 @@ fn lint(resources: &str, tools: &str) -> Vec<Diagnostic> {
             name: "t.yaml".into(),
             text: tools.into(),
         },
+        search: Source {
+            name: "s.yaml".into(),
+            text: "{}".into(),
+        },
         catalog: None,
     };
     match forgelens::service::compile(&sources) {

@@ -155,3 +155,21 @@ fn durations_plurals_and_apostrophes_are_read() {
         "list_issue_dependencies"
     );
 }
+
+/// Every keywords entry of the built-in search.yaml names a built-in tool (an entry for a tool
+/// a manifest lacks is passed over, so a misspelt name would otherwise go unseen), and every
+/// curated tool has keywords.
+#[test]
+fn the_built_in_keywords_are_the_built_in_tools() {
+    let manifests = forgelens::manifest::parse(&Sources::builtin()).unwrap();
+    let catalog = forgelens::service::compile(&Sources::builtin()).unwrap();
+    for name in manifests.search.keywords.keys() {
+        assert!(
+            catalog.tool(name).is_some(),
+            "search.yaml: no tool `{name}`"
+        );
+    }
+    for tool in catalog.tools() {
+        assert!(!tool.keywords.is_empty(), "`{}` has no keywords", tool.name);
+    }
+}

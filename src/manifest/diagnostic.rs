@@ -12,6 +12,8 @@ use super::checks::{self, Code, Severity};
 pub enum FileId {
     Resources,
     Tools,
+    /// `search.yaml`: the search vocabulary and the tools' keywords.
+    Search,
 }
 
 impl FileId {
@@ -20,6 +22,7 @@ impl FileId {
         match self {
             FileId::Resources => "resources.yaml",
             FileId::Tools => "tools.yaml",
+            FileId::Search => "search.yaml",
         }
     }
 
@@ -28,6 +31,7 @@ impl FileId {
         match self {
             FileId::Resources => "--resources",
             FileId::Tools => "--tools",
+            FileId::Search => "--search",
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The two manifests as written: where they come from, how they are parsed, and what is wrong
 //! with them.
 //!
-//! `resources.yaml` and `tools.yaml` are compiled into the binary; `--resources` / `--tools`
-//! (or `FORGELENS_RESOURCES` / `FORGELENS_TOOLS`) replace them at run time, and
+//! `resources.yaml`, `tools.yaml` and `search.yaml` (how `search_tools` reads a task, apart
+//! from the tools it finds) are compiled into the binary; `--resources` / `--tools` / `--search`
+//! (or `FORGELENS_RESOURCES` / `FORGELENS_TOOLS` / `FORGELENS_SEARCH`) replace them at run time, and
 //! `manifest-lint` also takes them from the working directory. Parsing yields the
 //! raw types of [`raw`]; a YAML or type error becomes a [`Diagnostic`] naming the file, line and
 //! column. This module knows nothing of the engine, the forge or MCP.
@@ -20,6 +21,8 @@ use serde::de::DeserializeOwned;
 pub const BUILTIN_RESOURCES: &str = include_str!("../../resources.yaml");
 /// The tool manifest compiled into the binary.
 pub const BUILTIN_TOOLS: &str = include_str!("../../tools.yaml");
+/// The search vocabulary and keywords compiled into the binary.
+pub const BUILTIN_SEARCH: &str = include_str!("../../search.yaml");
 
 /// The text of one manifest and the name diagnostics use for it.
 #[derive(Debug, Clone)]
@@ -34,6 +37,7 @@ impl Source {
         let text = match file {
             FileId::Resources => BUILTIN_RESOURCES,
             FileId::Tools => BUILTIN_TOOLS,
+            FileId::Search => BUILTIN_SEARCH,
         };
         Source {
             name: file.file_name().to_owned(),
@@ -123,6 +127,8 @@ impl std::fmt::Display for ReadError {
 pub struct Sources {
     pub resources: Source,
     pub tools: Source,
+    /// `search.yaml`: how `search_tools` reads a task, and the tools' keywords.
+    pub search: Source,
     /// Tools generated from a swagger, in the `tools.yaml` form (see `catalog`).
     pub catalog: Option<Source>,
 }
@@ -132,6 +138,7 @@ impl Sources {
         Sources {
             resources: Source::builtin(FileId::Resources),
             tools: Source::builtin(FileId::Tools),
+            search: Source::builtin(FileId::Search),
             catalog: None,
         }
     }
@@ -140,6 +147,7 @@ impl Sources {
         match file {
             FileId::Resources => &self.resources.name,
             FileId::Tools => &self.tools.name,
+            FileId::Search => &self.search.name,
         }
     }
 
@@ -160,15 +168,21 @@ impl Sources {
 pub struct Manifests {
     pub resources: raw::ResourceManifest,
     pub tools: raw::ToolManifest,
+    pub search: raw::SearchManifest,
 }
 
-/// Parses both manifests, reporting the errors of both when both are broken.
+/// Parses the manifests, reporting the errors of every one that is broken.
 pub fn parse(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
     let resources = parse_one::<raw::ResourceManifest>(&sources.resources);
     let tools = parse_tools(&sources.tools);
-    match (resources, tools) {
-        (Ok(resources), Ok(tools)) => Ok(Manifests { resources, tools }),
-        (r, t) => Err(r.err().into_iter().chain(t.err()).collect()),
+    let search = parse_one::<raw::SearchManifest>(&sources.search);
+    match (resources, tools, search) {
+        (Ok(resources), Ok(tools), Ok(search)) => Ok(Manifests {
+            resources,
+            tools,
+            search,
+        }),
+        (r, t, s) => Err(r.err().into_iter().chain(t.err()).chain(s.err()).collect()),
     }
 }
 

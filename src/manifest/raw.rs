@@ -134,6 +134,18 @@ pub struct ToolsetDef {
     pub tools: Vec<ToolDef>,
 }
 
+/// `search.yaml`: how `search_tools` reads a task, kept apart from the tools it finds.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchManifest {
+    /// The vocabulary queries are read with.
+    #[serde(default)]
+    pub search: SearchDef,
+    /// Tool name → how people ask for what the tool does (added to the tool's own `keywords`).
+    #[serde(default)]
+    pub keywords: IndexMap<String, Spanned<Vec<String>>>,
+}
+
 /// The vocabulary of `search_tools`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

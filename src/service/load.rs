@@ -50,9 +50,15 @@ pub fn compile_generated(
     resources: &manifest::Source,
     generated: &manifest::Source,
 ) -> Result<Catalog, Vec<Diagnostic>> {
+    // A generated catalog carries its own search words; the keywords of search.yaml are the
+    // curated tools'.
     let sources = Sources {
         resources: resources.clone(),
         tools: generated.clone(),
+        search: manifest::Source {
+            name: "search.yaml".into(),
+            text: "{}".into(),
+        },
         catalog: None,
     };
     let mut manifests = manifest::parse(&sources)?;

@@ -162,6 +162,10 @@ mod tests {
                 name: "t.yaml".into(),
                 text: format!("{TOOLS}{tool}"),
             },
+            search: Source {
+                name: "s.yaml".into(),
+                text: "{}".into(),
+            },
             catalog: None,
         };
         let manifests = crate::manifest::parse(&sources).expect("the manifests parse");

@@ -83,6 +83,7 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
             tools.push(tool);
         }
     }
+    add_keywords(&manifests.search.keywords, &mut tools, &tool_index);
     c.unused_field_types(&manifests.tools.field_types);
     let tools_ref = ToolRefs {
         tools: &tools,
@@ -148,16 +149,10 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
         }
     }
     let core = c.core(&manifests.tools.core, &tool_index);
-    let synonyms = c.synonyms(&manifests.tools.search);
-    let shapes = &manifests.tools.search.shapes;
-    let shapes = vec![
-        (super::search::Shape::Path, shapes.path.clone()),
-        (super::search::Shape::Directory, shapes.directory.clone()),
-        (super::search::Shape::Version, shapes.version.clone()),
-        (super::search::Shape::Sha, shapes.sha.clone()),
-        (super::search::Shape::Number, shapes.number.clone()),
-        (super::search::Shape::Duration, shapes.duration.clone()),
-    ];
+    // A tool manifest's own `search:` first; search.yaml's fills what it leaves out.
+    let search = c
+        .words(&manifests.tools.search, FileId::Tools)
+        .or(c.words(&manifests.search.search, FileId::Search));
     if !c.findings.is_empty() {
         c.findings
             .sort_by(|a, b| a.pos.cmp(&b.pos).then(a.code.cmp(&b.code)));
@@ -174,21 +169,23 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
         listings,
         completions,
         core,
-        search: super::search::Words {
-            synonyms,
-            shapes,
-            reading: manifests.tools.search.intents.read.clone(),
-            changing: manifests.tools.search.intents.change.clone(),
-            verbs: manifests
-                .tools
-                .search
-                .verbs
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            lists: manifests.tools.search.lists.clone(),
-        },
+        search,
     })
+}
+
+/// search.yaml's keywords added to their tools' own. An entry for a tool this manifest
+/// does not have is passed over: the built-in search.yaml serves a tool manifest of one's
+/// own too, which may leave tools out (a test holds the built-in one to the built-in tools).
+fn add_keywords(
+    keywords: &IndexMap<String, Spanned<Vec<String>>>,
+    tools: &mut [Tool],
+    index: &HashMap<String, usize>,
+) {
+    for (name, words) in keywords {
+        if let Some(&i) = index.get(name) {
+            tools[i].keywords.extend(words.value.iter().cloned());
+        }
+    }
 }
 
 /// The tools a resource may name, for sentinel checks.
@@ -253,13 +250,14 @@ impl Compiler {
         core
     }
 
-    /// `search.synonyms`: each says what it means.
-    fn synonyms(&mut self, search: &raw::SearchDef) -> Vec<(String, Vec<String>)> {
-        let mut out = Vec::new();
+    /// The search words `search` declares (written in `file`); each synonym says what it means.
+    fn words(&mut self, search: &raw::SearchDef, file: FileId) -> super::search::Words {
+        use super::search::Shape;
+        let mut synonyms = Vec::new();
         for (word, means) in &search.synonyms {
             if word.trim().is_empty() || means.value.iter().all(|m| m.trim().is_empty()) {
                 self.push(
-                    Pos::of(FileId::Tools, means),
+                    Pos::of(file, means),
                     checks::SYNONYM,
                     format!(
                         "the synonym `{word}` needs a word and at least one word it stands for"
@@ -267,9 +265,28 @@ impl Compiler {
                 );
                 continue;
             }
-            out.push((word.clone(), means.value.clone()));
+            synonyms.push((word.clone(), means.value.clone()));
         }
-        out
+        let shapes = &search.shapes;
+        super::search::Words {
+            synonyms,
+            shapes: vec![
+                (Shape::Path, shapes.path.clone()),
+                (Shape::Directory, shapes.directory.clone()),
+                (Shape::Version, shapes.version.clone()),
+                (Shape::Sha, shapes.sha.clone()),
+                (Shape::Number, shapes.number.clone()),
+                (Shape::Duration, shapes.duration.clone()),
+            ],
+            reading: search.intents.read.clone(),
+            changing: search.intents.change.clone(),
+            verbs: search
+                .verbs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            lists: search.lists.clone(),
+        }
     }
 }
 
