@@ -19,6 +19,7 @@ use crate::engine::resource::{
 };
 use crate::engine::resource::{Carried, marked_of};
 use crate::engine::template::{TemplateError, UriTemplate};
+use crate::engine::text::TextSpec;
 use crate::engine::tool::Tool;
 use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
@@ -146,31 +147,7 @@ impl Compiler {
                 self.entity_shape(def, defaults, tools, &with_names, &vars, &mut used)
             }
         };
-        let text = match &def.text {
-            Some(t) => {
-                let spec = self.text(FILE, t, &with_names, &vars);
-                if let Some(spec) = &spec {
-                    used.extend(
-                        [
-                            &spec.start_line,
-                            &spec.end_line,
-                            &spec.start_byte,
-                            &spec.diff_file,
-                        ]
-                        .into_iter()
-                        .flatten()
-                        .cloned(),
-                    );
-                    if let Some(from) = &spec.from {
-                        let mut read = Vec::new();
-                        field_args(from, &mut read);
-                        used.extend(read);
-                    }
-                }
-                spec
-            }
-            None => None,
-        };
+        let text = self.resource_text(def, &with_names, &vars, &mut used);
         let markdown = self.markdown(
             def,
             defaults,
@@ -238,6 +215,41 @@ impl Compiler {
             tool: def.tool.as_ref().map(|t| t.value.clone()),
             withheld: None,
         })
+    }
+
+    /// The resource's `text:` block, and the variables it uses.
+    fn resource_text(
+        &mut self,
+        def: &raw::ResourceDef,
+        with_names: &[&str],
+        vars: &[&str],
+        used: &mut HashSet<String>,
+    ) -> Option<TextSpec> {
+        match &def.text {
+            Some(t) => {
+                let spec = self.text(FILE, t, with_names, vars);
+                if let Some(spec) = &spec {
+                    used.extend(
+                        [
+                            &spec.start_line,
+                            &spec.end_line,
+                            &spec.start_byte,
+                            &spec.diff_file,
+                        ]
+                        .into_iter()
+                        .flatten()
+                        .cloned(),
+                    );
+                    if let Some(from) = &spec.from {
+                        let mut read = Vec::new();
+                        field_args(from, &mut read);
+                        used.extend(read);
+                    }
+                }
+                spec
+            }
+            None => None,
+        }
     }
 
     /// The primary request line: an entity's `fetch`, or its tool's endpoint as the URI can

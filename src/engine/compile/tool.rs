@@ -36,21 +36,7 @@ impl Compiler {
         let before = self.findings.len();
         let name = &def.name.value;
         let name_pos = Pos::of(file, &def.name);
-        static SNAKE: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles")
-        });
-        if !SNAKE.is_match(name) || name.len() > MAX_TOOL_NAME {
-            self.push(name_pos, checks::TOOL_NAME, format!(
-                "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
-            ));
-        }
-        let summary = summary_of(&def.description);
-        if summary.chars().count() > MAX_SUMMARY {
-            self.push(name_pos, checks::LONG_SUMMARY, format!(
-                "the first sentence of `{name}`'s description is {} characters, over {MAX_SUMMARY}: it is what tools/list shows, so keep it short and put details in later sentences",
-                summary.chars().count()
-            ));
-        }
+        let summary = self.tool_name_and_summary(def);
         let call = self.request(file, &def.call);
         let list = match &def.list {
             Some(l) => self.tool_list(l, defaults),
@@ -61,54 +47,8 @@ impl Compiler {
         } else {
             &[SUDO]
         };
-        // A placeholder the tool leaves to the shared declarations takes its place among the
-        // tool's own arguments by the order of the request line: before the first own argument
-        // that the line places after it (arguments it does not place come last).
-        let placeholders: Vec<&str> = call.iter().flat_map(|c| c.placeholders()).collect();
-        let at = |name: &str| placeholders.iter().position(|p| *p == name);
-        let mut declared: Vec<(&String, &Spanned<raw::ArgDef>)> = def.args.iter().collect();
-        for name in &placeholders {
-            if declared.iter().any(|(own, _)| own == name) {
-                continue;
-            }
-            let Some(inherited) = shared.get_key_value(*name) else {
-                continue;
-            };
-            let here = at(name);
-            let before = declared
-                .iter()
-                .position(|(own, _)| at(own).is_none_or(|p| Some(p) > here))
-                .unwrap_or(declared.len());
-            declared.insert(before, inherited);
-        }
-        let mut args = Vec::new();
-        for &(arg_name, arg) in &declared {
-            let pos = Pos::of(file, arg);
-            if reserved.contains(&arg_name.as_str()) {
-                let to = if arg_name == SUDO {
-                    "tool"
-                } else {
-                    "list tool"
-                };
-                let name = arg_name.clone();
-                self.raise(pos, Kind::Reserved { name, to });
-                continue;
-            }
-            if let Some(call) = &call
-                && let Some(a) = self.argument(arg_name, arg, call)
-            {
-                args.push(a);
-            }
-        }
-        if let Some(call) = &call {
-            for placeholder in call.placeholders() {
-                if !declared.iter().any(|(n, _)| *n == placeholder) {
-                    self.push(Pos::of(file, &def.call), checks::UNBOUND_PLACEHOLDER, format!(
-                        "`{{{placeholder}}}` in `{}` is not an argument; declare it under `args` (or once for every tool, under `arguments`)", def.call.value
-                    ));
-                }
-            }
-        }
+        let declared = declared_args(def, call.as_ref(), shared);
+        let mut args = self.tool_args(def, &declared, call.as_ref(), reserved);
         let arg_names: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
         let project = match &def.project {
             Some(p) => self.projection(file, p, &[], &arg_names),
@@ -216,6 +156,70 @@ impl Compiler {
             via: None,
             generated: false,
         })
+    }
+
+    /// The compiled arguments of a tool from its `declared` ones: none of the `reserved` names
+    /// forgelens adds itself, and every placeholder of the request line declared.
+    fn tool_args(
+        &mut self,
+        def: &raw::ToolDef,
+        declared: &[(&String, &Spanned<raw::ArgDef>)],
+        call: Option<&RequestTemplate>,
+        reserved: &[&str],
+    ) -> Vec<Arg> {
+        let file = FileId::Tools;
+        let mut args = Vec::new();
+        for &(arg_name, arg) in declared {
+            let pos = Pos::of(file, arg);
+            if reserved.contains(&arg_name.as_str()) {
+                let to = if arg_name == SUDO {
+                    "tool"
+                } else {
+                    "list tool"
+                };
+                let name = arg_name.clone();
+                self.raise(pos, Kind::Reserved { name, to });
+                continue;
+            }
+            if let Some(call) = call
+                && let Some(a) = self.argument(arg_name, arg, call)
+            {
+                args.push(a);
+            }
+        }
+        if let Some(call) = call {
+            for placeholder in call.placeholders() {
+                if !declared.iter().any(|(n, _)| *n == placeholder) {
+                    self.push(Pos::of(file, &def.call), checks::UNBOUND_PLACEHOLDER, format!(
+                        "`{{{placeholder}}}` in `{}` is not an argument; declare it under `args` (or once for every tool, under `arguments`)", def.call.value
+                    ));
+                }
+            }
+        }
+        args
+    }
+
+    /// A tool's name is snake_case and short; the first sentence of its description (what
+    /// `tools/list` shows, returned) is short too.
+    fn tool_name_and_summary<'d>(&mut self, def: &'d raw::ToolDef) -> &'d str {
+        let name = &def.name.value;
+        let name_pos = Pos::of(FileId::Tools, &def.name);
+        static SNAKE: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles")
+        });
+        if !SNAKE.is_match(name) || name.len() > MAX_TOOL_NAME {
+            self.push(name_pos, checks::TOOL_NAME, format!(
+                "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
+            ));
+        }
+        let summary = summary_of(&def.description);
+        if summary.chars().count() > MAX_SUMMARY {
+            self.push(name_pos, checks::LONG_SUMMARY, format!(
+                "the first sentence of `{name}`'s description is {} characters, over {MAX_SUMMARY}: it is what tools/list shows, so keep it short and put details in later sentences",
+                summary.chars().count()
+            ));
+        }
+        summary
     }
 
     /// What `--allow-repos` holds the tool's answers to: `repository_of`.
@@ -515,6 +519,34 @@ impl Compiler {
             _ => true,
         }
     }
+}
+
+/// The arguments a tool declares, with those it leaves to the shared declarations
+/// (`arguments:`) in their place: a placeholder taken from there goes before the first own
+/// argument that the request line places after it (arguments it does not place come last).
+fn declared_args<'d>(
+    def: &'d raw::ToolDef,
+    call: Option<&RequestTemplate>,
+    shared: &'d IndexMap<String, Spanned<raw::ArgDef>>,
+) -> Vec<(&'d String, &'d Spanned<raw::ArgDef>)> {
+    let placeholders: Vec<&str> = call.iter().flat_map(|c| c.placeholders()).collect();
+    let at = |name: &str| placeholders.iter().position(|p| *p == name);
+    let mut declared: Vec<(&String, &Spanned<raw::ArgDef>)> = def.args.iter().collect();
+    for name in &placeholders {
+        if declared.iter().any(|(own, _)| own == name) {
+            continue;
+        }
+        let Some(inherited) = shared.get_key_value(*name) else {
+            continue;
+        };
+        let here = at(name);
+        let before = declared
+            .iter()
+            .position(|(own, _)| at(own).is_none_or(|p| Some(p) > here))
+            .unwrap_or(declared.len());
+        declared.insert(before, inherited);
+    }
+    declared
 }
 
 fn inline_schema(a: &raw::ArgDef) -> Map<String, Value> {
