@@ -71,8 +71,9 @@ pub enum Command {
     },
     /// Check the manifests and print every finding.
     ///
-    /// Checks `resources.yaml` and `tools.yaml` in the working directory, or the files
-    /// --resources / --tools name; either one absent is replaced by the built-in copy. The
+    /// Checks `resources.yaml`, `tools.yaml` and `search.yaml` in the working directory, or the
+    /// files --resources / --tools / --search name; any one absent is replaced by the built-in
+    /// copy. The
     /// summary line names each file read and marks a built-in copy `(built-in)`.
     ManifestLint(LintArgs),
     /// Generate or check a catalog of tools from a Forgejo or Gitea swagger.

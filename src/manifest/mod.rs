@@ -1,4 +1,4 @@
-//! The two manifests as written: where they come from, how they are parsed, and what is wrong
+//! The manifests as written: where they come from, how they are parsed, and what is wrong
 //! with them.
 //!
 //! `resources.yaml`, `tools.yaml` and `search.yaml` (how `search_tools` reads a task, apart
