@@ -72,7 +72,7 @@ pub fn run(args: &LintArgs) -> ExitCode {
         },
         None => None,
     };
-    let diagnostics = match service::compile(&sources) {
+    let diagnostics = match service::compile_exactly(&sources) {
         Ok(catalog) => spec.map_or_else(Vec::new, |spec| against_spec(&catalog, &spec, &sources)),
         Err(d) => d,
     };

@@ -105,16 +105,21 @@ const GET: &str = "get";
 /// A verb the query asks for after another one counts for this much of the first.
 const LATER_VERB: f32 = 0.5;
 
-/// Words that say nothing about which tool is meant.
+/// Words that say nothing about which tool is meant, in byte order (looked up by binary search:
+/// every word of every query and tool text is).
 const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
-    "can", "could", "do", "does", "for", "from", "have", "has", "he", "her", "here", "him", "how",
+    "can", "could", "do", "does", "for", "from", "has", "have", "he", "her", "here", "him", "how",
     "i", "if", "in", "into", "is", "it", "its", "just", "let", "lets", "like", "me", "mine", "my",
     "need", "needs", "of", "on", "one", "or", "our", "out", "please", "pls", "so", "some", "that",
     "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "us",
-    "want", "wanna", "was", "we", "were", "what", "whats", "when", "where", "which", "who",
+    "wanna", "want", "was", "we", "were", "what", "whats", "when", "where", "which", "who",
     "whose", "why", "will", "with", "would", "you", "your",
 ];
+
+fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
 
 /// A word reduced to a stem shared by its inflections (`branches`/`branch`,
 /// `merging`/`merged`/`merge`). Not a linguist's stemmer: it only has to map the query and the
@@ -460,7 +465,7 @@ impl Vocabulary {
         }
         for (i, (word, stemmed)) in raw.iter().zip(&stems).enumerate() {
             // A lone letter is what an apostrophe leaves ("what's", "PR's"), not a word.
-            if covered[i] || word.len() < 2 || STOP_WORDS.contains(&word.as_str()) {
+            if covered[i] || word.len() < 2 || is_stop_word(word) {
                 continue;
             }
             add(stemmed.clone(), 1.0, &mut terms);
@@ -477,9 +482,10 @@ impl Vocabulary {
                 std::cmp::Ordering::Greater => Some(false),
                 std::cmp::Ordering::Equal => None,
             },
-            plural: raw.iter().zip(&stems).any(|(w, s)| {
-                w.len() > 3 && w.ends_with('s') && *w != *s && !STOP_WORDS.contains(&w.as_str())
-            }),
+            plural: raw
+                .iter()
+                .zip(&stems)
+                .any(|(w, s)| w.len() > 3 && w.ends_with('s') && *w != *s && !is_stop_word(w)),
             stems,
         }
     }
@@ -504,7 +510,7 @@ struct Doc {
 /// The pairs of consecutive words of `text` that are not function words, stemmed.
 fn pairs_of(text: &str) -> Vec<(String, String)> {
     let stems: Vec<String> = words(text)
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| !is_stop_word(w))
         .map(|w| stem(&w))
         .collect();
     stems
@@ -827,6 +833,15 @@ mod tests {
             names.contains(&"file") && !names.contains(&"auth"),
             "{names:?}"
         );
+    }
+
+    #[test]
+    fn every_stop_word_is_found() {
+        // Binary search finds only what is in order: a word added out of place would be kept.
+        for word in STOP_WORDS {
+            assert!(is_stop_word(word), "{word} is out of order in STOP_WORDS");
+        }
+        assert!(!is_stop_word("branch"));
     }
 
     #[test]

@@ -649,21 +649,36 @@ pub(crate) fn scrub(bytes: Vec<u8>, token: Option<&Token>) -> Vec<u8> {
     let Some(&first) = secret.first() else {
         return bytes;
     };
+    // Only a byte that can start the secret, plain or escaped, is looked at; memchr skips to
+    // the next one, since most bodies hold no candidate for long stretches.
+    let after = |from: usize, next: &dyn Fn(&[u8]) -> Option<usize>| {
+        next(&bytes[from..]).map_or(bytes.len(), |at| from + at)
+    };
+    let plain = |rest: &[u8]| memchr::memchr(first, rest);
+    let escape = |rest: &[u8]| memchr::memchr3(b'\\', b'%', b'&', rest);
+    let (mut next_plain, mut next_escape) = (after(0, &plain), after(0, &escape));
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let maybe = b == first || b == b'\\' || b == b'%' || b == b'&';
-        match maybe.then(|| encoded_at(&bytes, i, secret)).flatten() {
+    loop {
+        let at = next_plain.min(next_escape);
+        if at >= bytes.len() {
+            break;
+        }
+        let resume = match encoded_at(&bytes, at, secret) {
             Some(end) => {
                 let out = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
-                out.extend_from_slice(&bytes[copied..i]);
+                out.extend_from_slice(&bytes[copied..at]);
                 out.extend_from_slice(b"***");
                 copied = end;
-                i = end;
+                end
             }
-            None => i += 1,
+            None => at + 1,
+        };
+        if next_plain < resume {
+            next_plain = after(resume, &plain);
+        }
+        if next_escape < resume {
+            next_escape = after(resume, &escape);
         }
     }
     match out {
@@ -924,6 +939,44 @@ mod tests {
             shown_location("https://u:p@evil.example/x?t=good-token-01", Some(&token)),
             "https://evil.example/x?t=***"
         );
+    }
+
+    /// The scrub as first written: every byte offset tried in turn.
+    fn scrub_at_every_offset(bytes: &[u8], secret: &[u8]) -> Vec<u8> {
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < bytes.len() {
+            match encoded_at(bytes, i, secret) {
+                Some(end) => {
+                    out.extend_from_slice(b"***");
+                    i = end;
+                }
+                None => {
+                    out.push(bytes[i]);
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn skipping_to_candidates_scrubs_what_every_offset_would(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "tok", "t", "o", "k", "%74", "%6F", "\\u0074", "&#116;", "&#x6b;", "\\", "%",
+                    "&", "&#", "x", " ", "tt", "%7",
+                ]),
+                0..40,
+            ),
+        ) {
+            let body = pieces.concat();
+            let token = Token::new("tok").unwrap();
+            proptest::prop_assert_eq!(
+                scrub(body.as_bytes().to_vec(), Some(&token)),
+                scrub_at_every_offset(body.as_bytes(), b"tok")
+            );
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod checks;
 pub mod diagnostic;
+mod packed;
 pub mod raw;
 
 use std::path::Path;
@@ -169,18 +170,39 @@ pub struct Manifests {
     pub resources: raw::ResourceManifest,
     pub tools: raw::ToolManifest,
     pub search: raw::SearchManifest,
+    /// Whether every position points into its file: false when a built-in manifest was read
+    /// from its pre-parsed form ([`parse_quickly`]).
+    pub exact: bool,
 }
 
 /// Parses the manifests, reporting the errors of every one that is broken.
 pub fn parse(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
-    let resources = parse_one::<raw::ResourceManifest>(&sources.resources);
-    let tools = parse_tools(&sources.tools);
-    let search = parse_one::<raw::SearchManifest>(&sources.search);
+    parse_as(sources, false)
+}
+
+/// [`parse`], reading a built-in manifest from the form pre-parsed at build time: the same
+/// values, without their positions. For serving; findings are reported from [`parse`].
+pub fn parse_quickly(sources: &Sources) -> Result<Manifests, Vec<Diagnostic>> {
+    parse_as(sources, true)
+}
+
+fn parse_as(sources: &Sources, quickly: bool) -> Result<Manifests, Vec<Diagnostic>> {
+    fn packed<T: DeserializeOwned>(quickly: bool, file: FileId, source: &Source) -> Option<T> {
+        quickly.then(|| packed::read(file, &source.text)).flatten()
+    }
+    let resources = packed(quickly, FileId::Resources, &sources.resources);
+    let tools = packed(quickly, FileId::Tools, &sources.tools);
+    let search = packed(quickly, FileId::Search, &sources.search);
+    let exact = resources.is_none() && tools.is_none() && search.is_none();
+    let resources = resources.map_or_else(|| parse_one(&sources.resources), Ok);
+    let tools = tools.map_or_else(|| parse_tools(&sources.tools), Ok);
+    let search = search.map_or_else(|| parse_one(&sources.search), Ok);
     match (resources, tools, search) {
         (Ok(resources), Ok(tools), Ok(search)) => Ok(Manifests {
             resources,
             tools,
             search,
+            exact,
         }),
         (r, t, s) => Err(r.err().into_iter().chain(t.err()).chain(s.err()).collect()),
     }
@@ -254,6 +276,51 @@ mod tests {
     }
 
     const ERRORS: &str = "errors:\n  status: {\"404\": not_found}\n  codes: {not_found: -32003}\n";
+
+    #[test]
+    fn the_pre_parsed_manifests_hold_what_the_yaml_says() {
+        // Positions aside (the pre-parsed form has none), every value must be the YAML's: a
+        // scalar read with another type, a merge key or an alias the JSON lost would show here.
+        let positions =
+            regex::Regex::new(r"(referenced|defined): Location \{[^{}]*(\{[^{}]*\}[^{}]*)*\}")
+                .unwrap();
+        let shown = |m: &Manifests| {
+            let debug = format!("{:#?}", (&m.resources, &m.tools, &m.search));
+            positions.replace_all(&debug, "$1: _").into_owned()
+        };
+        let yaml = parse(&Sources::builtin()).unwrap();
+        let quick = parse_quickly(&Sources::builtin()).unwrap();
+        assert!(
+            yaml.exact && !quick.exact,
+            "the pre-parsed form was not read"
+        );
+        let (yaml, quick) = (shown(&yaml), shown(&quick));
+        assert!(
+            yaml.contains("referenced: _"),
+            "positions are not where the test looks"
+        );
+        if let Some((line, (a, b))) = yaml
+            .lines()
+            .zip(quick.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+        {
+            panic!("line {line} of the parsed manifests differs: YAML `{a}`, pre-parsed `{b}`");
+        }
+        assert_eq!(yaml.len(), quick.len());
+    }
+
+    #[test]
+    fn a_manifest_other_than_the_built_in_one_is_read_from_its_yaml() {
+        let mut sources = Sources::builtin();
+        sources.tools.text.push_str("\n# edited\n");
+        let quick = parse_quickly(&sources).unwrap();
+        assert!(!quick.exact);
+        assert!(packed::read::<raw::ToolManifest>(FileId::Tools, &sources.tools.text).is_none());
+        assert!(
+            packed::read::<raw::ResourceManifest>(FileId::Resources, BUILTIN_RESOURCES).is_some()
+        );
+    }
 
     #[test]
     fn unknown_key_is_positioned_and_classified() {

@@ -51,13 +51,16 @@ impl Server {
 
     /// Runs `work` for one request: counted as in flight, and ended early if the client
     /// cancels it (dropping the work closes its upstream connections, so a cancelled read stops
-    /// costing the forge anything).
+    /// costing the forge anything). The work is boxed: a read or a call is a future of tens of
+    /// kilobytes, and rmcp's dispatch would otherwise move one that size for every request,
+    /// `ping` included.
     async fn run<T>(
         &self,
         context: &RequestContext<RoleServer>,
         work: impl std::future::Future<Output = T>,
     ) -> Result<T, ErrorData> {
         let _counted = self.in_flight.enter();
+        let work = Box::pin(work);
         tokio::select! {
             out = work => Ok(out),
             () = context.ct.cancelled() => {

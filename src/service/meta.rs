@@ -99,7 +99,7 @@ impl Service {
 
     /// The `search_tools` answer: the best `limit` reachable tools for `query`.
     fn search(&self, query: &str, limit: usize) -> Value {
-        let hits = self.index.search(query, limit);
+        let hits = self.index().search(query, limit);
         let tools: Vec<Value> = hits
             .iter()
             .map(|hit| {

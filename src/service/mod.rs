@@ -10,6 +10,7 @@ mod meta;
 mod offer;
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -32,7 +33,7 @@ use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::{Diagnostic, Sources};
 use crate::surface::Meta;
 
-pub use self::load::{compile, compile_generated};
+pub use self::load::{compile, compile_exactly, compile_generated};
 use self::offer::filter_tools;
 
 /// Why a server could not start.
@@ -119,8 +120,9 @@ pub struct Service {
     withheld: HashMap<String, String>,
     surface: Surface,
     form: Form,
-    /// Every reachable tool, for `search_tools`.
-    index: SearchIndex,
+    /// Every reachable tool, for `search_tools`: built by the first search, since a session
+    /// that never searches should not pay for it at start-up.
+    index: OnceLock<SearchIndex>,
     /// What every answer is held to: the byte budget, the repositories it may be about
     /// (`--allow-repos`; the forge client holds every request path to them too), the host.
     serving: Serving,
@@ -137,7 +139,9 @@ impl Service {
         options.timeout = config.timeout;
         options.max_in_flight = config.max_upstream;
         options.allow = config.allow.clone();
+        let started = Instant::now();
         let forge = forge::Client::new(options)?;
+        load::phase("forge client", started);
         Service::with_client(catalog, forge, config)
     }
 
@@ -160,12 +164,6 @@ impl Service {
                 false => None,
             });
         }
-        let index = SearchIndex::new(
-            catalog.tools(),
-            |set| catalog.toolsets.get(set).cloned(),
-            |tool| tool.generated,
-            catalog.search.vocabulary(),
-        );
         Ok(Service {
             catalog,
             forge,
@@ -174,7 +172,7 @@ impl Service {
             withheld,
             surface: config.surface,
             form: Form::Lean { sudo: config.sudo },
-            index,
+            index: OnceLock::new(),
             serving: Serving {
                 budget: config.max_answer_bytes,
                 allow: config.allow.clone(),
@@ -210,6 +208,21 @@ impl Service {
                 .collect(),
         };
         metas.chain(tools).collect()
+    }
+
+    /// The search index, built on first use.
+    fn index(&self) -> &SearchIndex {
+        self.index.get_or_init(|| {
+            let started = Instant::now();
+            let index = SearchIndex::new(
+                self.catalog.tools(),
+                |set| self.catalog.toolsets.get(set).cloned(),
+                |tool| tool.generated,
+                self.catalog.search.vocabulary(),
+            );
+            load::phase("search index", started);
+            index
+        })
     }
 
     fn offers(&self, meta: Meta) -> bool {
