@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start-up, phase by phase: starts the server N times (default 30), answers one `initialize`
 # over stdio and prints the median of each phase the server logs at debug level ("start-up
-# phase"), and of the whole run from spawn to the answer. Usage:
+# phase"), of the whole run from spawn to the answer, its CPU time and its peak RSS. Usage:
 #   scripts/startup-phases.sh [BINARY] [N] [-- extra server flags]
 # BINARY defaults to target/release/forgelens. No forge is contacted (the URL is a closed port).
 set -euo pipefail
@@ -16,7 +16,7 @@ init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": 
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "startup-phases", "version": "1"}}}) + "\n"
 env = dict(os.environ, RUST_LOG="forgelens=debug")
-phases, totals, cpu = {}, [], []
+phases, totals, cpu, hwm = {}, [], [], []
 for _ in range(n):
     started = time.perf_counter()
     p = subprocess.Popen([bin, "--url", "http://127.0.0.1:9", *extra], stdin=subprocess.PIPE,
@@ -24,6 +24,8 @@ for _ in range(n):
     p.stdin.write(init.encode()); p.stdin.flush()
     p.stdout.readline()
     totals.append((time.perf_counter() - started) * 1000)
+    with open(f"/proc/{p.pid}/status") as status:
+        hwm.append(int(re.search(r"VmHWM:\s+(\d+)", status.read()).group(1)) / 1024)
     p.stdin.close()
     err = p.stderr.read().decode()
     _, status, usage = os.wait4(p.pid, 0)
@@ -34,4 +36,5 @@ for name, values in phases.items():
     print(f"{name:<16} {statistics.median(values):7.2f} ms")
 print(f"{'spawn → answer':<16} {statistics.median(totals):7.2f} ms (median of {n})")
 print(f"{'process CPU':<16} {statistics.median(cpu):7.2f} ms (whole run, user + system)")
+print(f"{'peak RSS':<16} {statistics.median(hwm):7.2f} MiB (VmHWM after the answer)")
 PY

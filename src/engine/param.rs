@@ -5,10 +5,9 @@
 //! to its JSON type, and a tool argument (already JSON) with [`Rule::check_json`]. Both give the
 //! same answers, and [`Rule::schema`] states them as JSON Schema for `tools/list`.
 
-use regex::Regex;
 use serde_json::{Map, Value, json};
 
-use super::schema::{Schema, SchemaError, Violation};
+use super::schema::{Pattern, Schema, SchemaError, Violation};
 
 /// A compiled rule.
 #[derive(Debug, Clone)]
@@ -24,7 +23,7 @@ pub struct Rule {
 pub enum RuleKind {
     Text {
         /// Anchored at both ends (`^(?:…)$`): a rule matches the whole value.
-        pattern: Option<Regex>,
+        pattern: Option<Pattern>,
         max_length: Option<usize>,
         values: Option<Vec<String>>,
     },
@@ -190,7 +189,7 @@ mod tests {
 
     fn text(pattern: &str, max: Option<usize>) -> Rule {
         let kind = RuleKind::Text {
-            pattern: Some(Regex::new(pattern).unwrap()),
+            pattern: Some(super::super::schema::pattern(pattern).unwrap()),
             max_length: max,
             values: None,
         };

@@ -8,7 +8,7 @@
 //! checked.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -184,7 +184,7 @@ pub struct Schema {
     source: Map<String, Value>,
     kind: Option<String>,
     values: Option<Vec<Value>>,
-    pattern: Option<Regex>,
+    pattern: Option<Pattern>,
     minimum: Option<f64>,
     maximum: Option<f64>,
     max_length: Option<usize>,
@@ -360,13 +360,40 @@ impl Schema {
     }
 }
 
-/// A compiled `pattern`. A generated catalog repeats a few patterns hundreds of times (owner
-/// and repository names), and compiling each once keeps start-up short.
+/// A `pattern`, checked when its schema compiles and turned into a matcher on its first use:
+/// building the matcher is most of what a pattern costs, and most patterns of a catalog are
+/// never matched in a session (see docs/performance.md, "Start-up"). Clones share the matcher.
+#[derive(Debug, Clone)]
+pub struct Pattern(Arc<(Box<str>, OnceLock<Option<Regex>>)>);
+
+impl Pattern {
+    pub fn as_str(&self) -> &str {
+        &self.0.0
+    }
+
+    /// Whether `text` matches. A pattern whose syntax was accepted but whose matcher cannot
+    /// be built (past the regex engine's size limit) matches nothing: a value is refused rather
+    /// than let through unchecked.
+    pub fn is_match(&self, text: &str) -> bool {
+        let (source, matcher) = &*self.0;
+        let matcher = matcher.get_or_init(|| {
+            Regex::new(source)
+                .inspect_err(
+                    |e| tracing::error!(pattern = %source, "a pattern cannot be used: {e}"),
+                )
+                .ok()
+        });
+        matcher.as_ref().is_some_and(|m| m.is_match(text))
+    }
+}
+
+/// Compiles a `pattern`. A generated catalog repeats a few patterns hundreds of times (owner
+/// and repository names), so each source is checked once and its matcher shared.
 ///
 /// A JSON Schema pattern matches anywhere in the value, so one that is not anchored at both
 /// ends would let anything around the part it describes through (a rule's pattern is anchored
 /// by the compiler; an inline one must say so itself).
-fn pattern(source: &str) -> Result<Regex, SchemaError> {
+pub(crate) fn pattern(source: &str) -> Result<Pattern, SchemaError> {
     // `\$` is a dollar sign, not the end: an odd run of backslashes before it escapes it.
     let backslashes = source
         .strip_suffix('$')
@@ -374,16 +401,20 @@ fn pattern(source: &str) -> Result<Regex, SchemaError> {
     if !source.starts_with('^') || backslashes.is_none_or(|n| n % 2 == 1) {
         return Err(SchemaError::Unanchored(source.to_owned()));
     }
-    static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
+    static COMPILED: LazyLock<Mutex<HashMap<String, Pattern>>> = LazyLock::new(Default::default);
     let mut compiled = COMPILED
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(regex) = compiled.get(source) {
-        return Ok(regex.clone());
+    if let Some(pattern) = compiled.get(source) {
+        return Ok(pattern.clone());
     }
-    let regex = Regex::new(source).map_err(|e| SchemaError::PatternSyntax(e.to_string()))?;
-    compiled.insert(source.to_owned(), regex.clone());
-    Ok(regex)
+    // The syntax the regex engine reads, with its defaults: a mistake is reported now.
+    regex_syntax::Parser::new()
+        .parse(source)
+        .map_err(|e| SchemaError::PatternSyntax(e.to_string()))?;
+    let pattern = Pattern(Arc::new((source.into(), OnceLock::new())));
+    compiled.insert(source.to_owned(), pattern.clone());
+    Ok(pattern)
 }
 
 /// `text` with its first letter in lower case ("A user name" → "a user name").

@@ -139,7 +139,13 @@ impl Client {
             header::USER_AGENT,
             HeaderValue::from_static(concat!("forgelens/", env!("CARGO_PKG_VERSION"))),
         );
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        // The platform's trust store costs milliseconds to load; a forge served over plain
+        // HTTP never asks for it (requests go to its origin, and redirects are refused).
+        if options.base_url.scheme() == "http" {
+            builder = builder.tls_certs_only([]);
+        }
+        let http = builder
             .default_headers(default_headers)
             .connect_timeout(options.connect_timeout)
             .timeout(options.timeout)

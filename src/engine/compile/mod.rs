@@ -16,7 +16,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use regex::Regex;
 use serde_json_path::JsonPath;
 use serde_saphyr::Spanned;
 
@@ -781,8 +780,6 @@ impl Compiler {
 enum BadRule {
     #[error("`minimum`/`maximum` apply to integers; set `type: integer`")]
     BoundsOnText,
-    #[error("pattern does not compile: {0}")]
-    Pattern(#[from] regex::Error),
     #[error("a string rule needs a `pattern`, an `enum` or a `max_length`")]
     Unbounded,
     #[error("`pattern`, `enum` and `max_length` apply to strings")]
@@ -803,8 +800,12 @@ fn compile_rule(name: &str, def: &raw::RuleDef) -> Result<Rule, BadRule> {
                 return Err(BadRule::BoundsOnText);
             }
             let pattern = match &def.pattern {
-                // Rules match the whole value, whether or not the pattern is anchored.
-                Some(p) => Some(Regex::new(&format!("^(?:{})$", p.value))?),
+                // Rules match the whole value, whether or not the pattern is anchored. Compiled
+                // once: the rule's JSON Schema checker reads the same pattern from this cache.
+                Some(p) => Some(crate::engine::schema::pattern(&format!(
+                    "^(?:{})$",
+                    p.value
+                ))?),
                 None => None,
             };
             if pattern.is_none() && def.values.is_none() && def.max_length.is_none() {
