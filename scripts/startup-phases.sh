@@ -16,7 +16,7 @@ init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": 
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "startup-phases", "version": "1"}}}) + "\n"
 env = dict(os.environ, RUST_LOG="forgelens=debug")
-phases, totals, cpu, hwm = {}, [], [], []
+phases, totals, cpu, hwm, anon = {}, [], [], [], []
 for _ in range(n):
     started = time.perf_counter()
     p = subprocess.Popen([bin, "--url", "http://127.0.0.1:9", *extra], stdin=subprocess.PIPE,
@@ -25,7 +25,9 @@ for _ in range(n):
     p.stdout.readline()
     totals.append((time.perf_counter() - started) * 1000)
     with open(f"/proc/{p.pid}/status") as status:
-        hwm.append(int(re.search(r"VmHWM:\s+(\d+)", status.read()).group(1)) / 1024)
+        text = status.read()
+    hwm.append(int(re.search(r"VmHWM:\s+(\d+)", text).group(1)) / 1024)
+    anon.append(int(re.search(r"RssAnon:\s+(\d+)", text).group(1)) / 1024)
     p.stdin.close()
     err = p.stderr.read().decode()
     _, status, usage = os.wait4(p.pid, 0)
@@ -37,4 +39,5 @@ for name, values in phases.items():
 print(f"{'spawn → answer':<16} {statistics.median(totals):7.2f} ms (median of {n})")
 print(f"{'process CPU':<16} {statistics.median(cpu):7.2f} ms (whole run, user + system)")
 print(f"{'peak RSS':<16} {statistics.median(hwm):7.2f} MiB (VmHWM after the answer)")
+print(f"{'anonymous RSS':<16} {statistics.median(anon):7.2f} MiB (RssAnon after the answer)")
 PY

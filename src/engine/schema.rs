@@ -535,6 +535,24 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_is_checked_at_once_and_matched_later() {
+        let bad = json!({"type": "string", "pattern": "^([a-z]$"});
+        assert!(matches!(
+            Schema::compile(bad.as_object().unwrap()),
+            Err(SchemaError::PatternSyntax(_))
+        ));
+        let first = pattern("^[a-z]{2}$").unwrap();
+        let again = pattern("^[a-z]{2}$").unwrap();
+        assert!(Arc::ptr_eq(&first.0, &again.0), "one source, one matcher");
+        assert!(first.0.1.get().is_none(), "nothing is built before a match");
+        assert!(again.is_match("ab") && !again.is_match("abc"));
+        assert!(
+            first.0.1.get().is_some(),
+            "a clone's match builds the shared matcher"
+        );
+    }
+
+    #[test]
     fn lean_schemas_keep_what_a_model_writes_values_from() {
         let full = json!({
             "type": "object",
