@@ -311,6 +311,30 @@ mod tests {
     }
 
     #[test]
+    fn the_pre_parsed_manifests_are_current() {
+        // A stale file is never read (its hash line names other YAML), but it is slow: say how
+        // to bring it up to date.
+        let repack = std::env::var_os("FORGELENS_REPACK").is_some();
+        for file in [FileId::Resources, FileId::Tools, FileId::Search] {
+            let (yaml, packed) = packed::of(file);
+            let fresh = packed::pack(yaml).expect("the built-in manifests parse");
+            let path = format!(
+                "src/manifest/packed/{}",
+                file.file_name().replace(".yaml", ".json")
+            );
+            if repack {
+                std::fs::write(&path, &fresh).unwrap();
+            } else {
+                assert!(
+                    packed == fresh,
+                    "{path} was not made from the current {}: run `FORGELENS_REPACK=1 cargo test --lib pre_parsed_manifests_are_current` and commit it",
+                    file.file_name()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_manifest_other_than_the_built_in_one_is_read_from_its_yaml() {
         let mut sources = Sources::builtin();
         sources.tools.text.push_str("\n# edited\n");
