@@ -25,6 +25,15 @@ pub const BUILTIN_TOOLS: &str = include_str!("../../tools.yaml");
 /// The search vocabulary and keywords compiled into the binary.
 pub const BUILTIN_SEARCH: &str = include_str!("../../search.yaml");
 
+/// The built-in manifest of `file`, as compiled into the binary.
+fn builtin_text(file: FileId) -> &'static str {
+    match file {
+        FileId::Resources => BUILTIN_RESOURCES,
+        FileId::Tools => BUILTIN_TOOLS,
+        FileId::Search => BUILTIN_SEARCH,
+    }
+}
+
 /// The text of one manifest and the name diagnostics use for it.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -35,14 +44,9 @@ pub struct Source {
 impl Source {
     /// The built-in manifest for `file`.
     pub fn builtin(file: FileId) -> Source {
-        let text = match file {
-            FileId::Resources => BUILTIN_RESOURCES,
-            FileId::Tools => BUILTIN_TOOLS,
-            FileId::Search => BUILTIN_SEARCH,
-        };
         Source {
             name: file.file_name().to_owned(),
-            text: text.to_owned(),
+            text: builtin_text(file).to_owned(),
         }
     }
 

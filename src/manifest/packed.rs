@@ -12,7 +12,7 @@
 
 use serde::de::DeserializeOwned;
 
-use super::{BUILTIN_RESOURCES, BUILTIN_SEARCH, BUILTIN_TOOLS, FileId};
+use super::FileId;
 
 const RESOURCES: &str = include_str!("packed/resources.json");
 const TOOLS: &str = include_str!("packed/tools.json");
@@ -31,11 +31,12 @@ pub(super) fn read<T: DeserializeOwned>(file: FileId, text: &str) -> Option<T> {
 
 /// The built-in YAML of `file` and its pre-parsed file as it is.
 pub(super) fn of(file: FileId) -> (&'static str, &'static str) {
-    match file {
-        FileId::Resources => (BUILTIN_RESOURCES, RESOURCES),
-        FileId::Tools => (BUILTIN_TOOLS, TOOLS),
-        FileId::Search => (BUILTIN_SEARCH, SEARCH),
-    }
+    let packed = match file {
+        FileId::Resources => RESOURCES,
+        FileId::Tools => TOOLS,
+        FileId::Search => SEARCH,
+    };
+    (super::builtin_text(file), packed)
 }
 
 /// What the pre-parsed file of `yaml` holds: the hash line, then the JSON. Written by the test
