@@ -38,7 +38,7 @@ async fn a_client_that_does_not_read_stops_the_server_reading() {
     let mut seen = std::collections::HashSet::new();
     while seen.len() < SENT {
         let answer = raw.answer_to_any().await;
-        assert!(answer["result"]["tools"].is_array(), "{answer}");
+        assert!(answer["result"]["resourceTemplates"].is_array(), "{answer}");
         let id = answer["id"].as_u64().unwrap();
         assert!(seen.insert(id), "request {id} answered twice");
     }

@@ -563,8 +563,11 @@ async fn plant_and_read(forge: &FakeForge, server: &Server, k: usize, p: &Payloa
 /// An image a client would fetch from a host other than the fake forge's, by the test's own
 /// reading of markdown and HTML.
 fn outside_image(text: &str) -> Option<String> {
-    let image = regex::Regex::new(r#"!\[[^\]\n]*\]\(\s*<?((?:[a-z][a-z0-9+.-]*:)?//[^/\s)>]+)|<img\b[^>]*\bsrc\s*=\s*["']?((?:[a-z][a-z0-9+.-]*:)?//[^/\s"'>]+)"#).unwrap();
-    image.captures_iter(text).find_map(|c| {
+    // Built once: compiling it for every text was most of this file's run time.
+    static IMAGE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"!\[[^\]\n]*\]\(\s*<?((?:[a-z][a-z0-9+.-]*:)?//[^/\s)>]+)|<img\b[^>]*\bsrc\s*=\s*["']?((?:[a-z][a-z0-9+.-]*:)?//[^/\s"'>]+)"#).unwrap()
+    });
+    IMAGE.captures_iter(text).find_map(|c| {
         let at = c.get(1).or(c.get(2)).unwrap().as_str();
         let host = at
             .rsplit("//")

@@ -553,7 +553,7 @@ async fn unread_answers() -> (Tally, u64) {
     if rss > UNREAD_RSS_LIMIT_KIB {
         tally.fail(format!("{rss} KiB while blocked"));
     }
-    // Read again: every request answered once, with a tool list.
+    // Read again: every request answered once, with the template list.
     let mut seen = vec![0usize; UNREAD_REQUESTS + 1];
     let (mut distinct, mut strays) = (0, 0);
     let reading = tokio::time::timeout(Duration::from_secs(60), async {
@@ -566,7 +566,7 @@ async fn unread_answers() -> (Tally, u64) {
             let answer: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
             match answer["id"].as_u64().map(|id| id as usize) {
                 Some(id) if (1..=UNREAD_REQUESTS).contains(&id) => {
-                    if !answer["result"]["tools"].is_array() {
+                    if !answer["result"]["resourceTemplates"].is_array() {
                         strays += 1;
                     }
                     if seen[id] == 0 {

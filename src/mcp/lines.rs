@@ -20,6 +20,9 @@ pub struct JsonLines<R> {
     inner: R,
     /// Read, not yet a whole line.
     partial: Vec<u8>,
+    /// How much of `partial` is known to hold no newline: each byte is searched once, so a
+    /// long line arriving in many reads costs its length, not its length squared.
+    searched: usize,
     /// Whole lines judged JSON (or too long to judge), to hand on.
     ready: Vec<u8>,
     handed: usize,
@@ -34,6 +37,7 @@ impl<R> JsonLines<R> {
         JsonLines {
             inner,
             partial: Vec::new(),
+            searched: 0,
             ready: Vec::new(),
             handed: 0,
             passing: false,
@@ -59,17 +63,22 @@ impl<R> JsonLines<R> {
 
     /// Moves what `partial` holds of whole lines into `ready`.
     fn split(&mut self) {
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
+        let mut start = 0;
+        while let Some(at) = memchr::memchr(b'\n', &self.partial[start.max(self.searched)..]) {
+            let end = start.max(self.searched) + at;
+            let line = self.partial[start..=end].to_vec();
+            start = end + 1;
             match std::mem::take(&mut self.passing) {
                 true => self.ready.extend_from_slice(&line),
                 false => self.judge(&line),
             }
         }
+        self.partial.drain(..start);
         if self.passing || self.partial.len() > MAX_JUDGED_LINE {
             self.passing = true;
             self.ready.append(&mut self.partial);
         }
+        self.searched = self.partial.len();
     }
 }
 
@@ -136,5 +145,65 @@ mod tests {
         assert_eq!(out, "{\"a\":1}\n\n[1,2]\r\n{\"b\":2}");
         assert_eq!(rx.recv().await.as_deref(), Some("not json"));
         assert_eq!(rx.recv().await.as_deref(), Some("{\"unfinished\":"));
+    }
+
+    /// A reader that hands its input on in the pieces given, one per read.
+    struct Pieces(std::collections::VecDeque<Vec<u8>>);
+
+    impl AsyncRead for Pieces {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let this = self.get_mut();
+            if let Some(mut piece) = this.0.pop_front() {
+                let n = piece.len().min(buf.remaining());
+                buf.put_slice(&piece[..n]);
+                if n < piece.len() {
+                    this.0.push_front(piece.split_off(n));
+                }
+            }
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn filtered(pieces: Vec<Vec<u8>>) -> (String, Vec<String>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut out = String::new();
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(JsonLines::new(Pieces(pieces.into()), tx).read_to_string(&mut out))
+            .unwrap();
+        let mut refused = Vec::new();
+        while let Ok(line) = rx.try_recv() {
+            refused.push(line);
+        }
+        (out, refused)
+    }
+
+    proptest::proptest! {
+        /// However the input is cut into reads, the same lines pass and the same are refused
+        /// (the newline search resumes where the last read left it).
+        #[test]
+        fn the_lines_do_not_depend_on_how_the_input_is_cut(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof!["\\{\"a\":[0-9]{0,40}\\}", "[a-z ]{0,30}", "\\[1,\\{\\}\\]\r"],
+                0..8,
+            ),
+            cuts in proptest::collection::vec(1usize..64, 0..20),
+        ) {
+            let input = lines.join("\n").into_bytes();
+            let mut pieces = Vec::new();
+            let mut rest = input.as_slice();
+            for cut in cuts {
+                let (piece, after) = rest.split_at(cut.min(rest.len()));
+                pieces.push(piece.to_vec());
+                rest = after;
+            }
+            pieces.push(rest.to_vec());
+            proptest::prop_assert_eq!(filtered(pieces), filtered(vec![input]));
+        }
     }
 }

@@ -108,7 +108,7 @@ impl Raw {
     }
 }
 
-/// `tools/list` requests written from a task while nobody reads the answers.
+/// `resources/templates/list` requests written from a task while nobody reads the answers.
 pub struct Unread {
     /// How many requests were written so far.
     pub written: std::sync::Arc<std::sync::atomic::AtomicUsize>,
@@ -117,15 +117,17 @@ pub struct Unread {
 }
 
 impl Raw {
-    /// Starts writing `count` `tools/list` requests (ids 1 to `count`) on stdin, which the
-    /// writer holds until it is done.
+    /// Starts writing `count` `resources/templates/list` requests (ids 1 to `count`) on stdin,
+    /// which the writer holds until it is done. Each answer is large (about 11 KB) and cheap to
+    /// make, so the pipe fills quickly and the server's own work stays small.
     pub fn write_unread(&mut self, count: usize) -> Unread {
         let mut stdin = self.stdin.take().expect("stdin is open");
         let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = written.clone();
         let writer = tokio::spawn(async move {
             for id in 1..=count {
-                let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+                let line =
+                    json!({"jsonrpc": "2.0", "id": id, "method": "resources/templates/list"});
                 stdin
                     .write_all(format!("{line}\n").as_bytes())
                     .await
