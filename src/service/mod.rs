@@ -504,3 +504,32 @@ fn scope_of(path: &str) -> Option<(String, String)> {
 fn repo_pair(repo: &Option<(String, String)>) -> Option<(&str, &str)> {
     repo.as_ref().map(|(o, r)| (o.as_str(), r.as_str()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Flags;
+
+    #[tokio::test]
+    async fn the_search_index_waits_for_the_first_search() {
+        let config = Config::resolve(&Flags::default(), &|_| None).unwrap();
+        let service = Service::start(&config, &Sources::builtin()).unwrap();
+        assert!(service.index.get().is_none(), "built at start-up");
+        let mut names = Map::new();
+        names.insert("names".into(), serde_json::json!(["get_issue"]));
+        service.call("describe_tools", names, None).await.unwrap();
+        assert!(service.index.get().is_none(), "built for describe_tools");
+        let mut query = Map::new();
+        query.insert("query".into(), "open a pull request".into());
+        let Called::Value(found) = service.call("search_tools", query, None).await.unwrap() else {
+            panic!("search_tools answers a value");
+        };
+        assert!(service.index.get().is_some(), "the first search builds it");
+        assert!(
+            serde_json::to_string(&found.value)
+                .unwrap()
+                .contains("create_pull_request"),
+            "{found:?}"
+        );
+    }
+}
