@@ -5,9 +5,14 @@ runs the server under valgrind once per operation with `initialize` and N calls 
 with `initialize` alone; prints (run - start-up) / N per operation.
 
     scripts/call-cost.py [BINARY ...] [--calls N]
+    scripts/call-cost.py [BINARY ...] --memory N
 
 Each BINARY is measured in turn (default target/release/forgelens), so two builds compare on
 one table. Needs valgrind. Not a timing: a figure for docs/performance.md, with its command.
+With `--memory N` it counts memory instead, without valgrind: `tools/list` once (what a client
+asks first), then N reads cycling through the operations below, with the server's read cache as
+it is by default; it prints the peak resident set (VmHWM) and the anonymous part of the
+resident set then (RssAnon), the memory each process really costs.
 """
 import http.server, json, os, re, subprocess, sys, tempfile, threading
 
@@ -73,14 +78,45 @@ def instructions(binary, url, op, calls):
         err = proc.stderr.read(); proc.wait()
         return int(re.search(r"Collected : (\d+)", err).group(1))
 
+def memory(binary, url, reads):
+    proc = subprocess.Popen([binary, "--url", url], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    ops = [op for op in OPS.values() if op and op[0] != "tools/list"]
+    lines = [message(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "call-cost", "version": "1"}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
+             message(1, "tools/list", {})]
+    lines += [message(i + 2, *ops[i % len(ops)]) for i in range(reads)]
+    for line in lines:
+        proc.stdin.write(line); proc.stdin.flush()
+        if '"id"' in line:
+            answer = json.loads(proc.stdout.readline())
+            assert "result" in answer, answer
+    with open(f"/proc/{proc.pid}/status") as f:
+        status = dict(l.split(":", 1) for l in f)
+    proc.stdin.close(); proc.wait()
+    kib = lambda key: int(status[key].split()[0])
+    return kib("VmHWM"), kib("RssAnon")
+
 def main():
     args, calls = sys.argv[1:], 50
+    if "--memory" in args:
+        i = args.index("--memory"); reads = int(args[i + 1]); del args[i:i + 2]
+    else:
+        reads = None
     if "--calls" in args:
         i = args.index("--calls"); calls = int(args[i + 1]); del args[i:i + 2]
     binaries = args or [os.path.join(ROOT, "target/release/forgelens")]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Forge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
+    if reads is not None:
+        print(f"memory after tools/list and {reads} reads, MiB\n")
+        print("| binary | peak RSS (VmHWM) | anonymous RSS then |\n|---|---|---|")
+        for b in binaries:
+            hwm, anon = memory(b, url, reads)
+            print(f"| {os.path.relpath(b)} | {hwm / 1024:.1f} | {anon / 1024:.1f} |")
+        return
     print(f"instructions per call, {calls} calls each; start-up in total\n")
     print("| operation | " + " | ".join(os.path.relpath(b) for b in binaries) + " |")
     print("|---" * (len(binaries) + 1) + "|")
