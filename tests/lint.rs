@@ -170,6 +170,8 @@ fn cases() -> Vec<Case> {
         t(checks::DELETE_NOT_DESTRUCTIVE, tool("      - {name: drop_thing, title: Drop, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n"), "drop_thing"),
         r(checks::ERROR_TABLE, resources(THING).replace("rate_limited: -32603, ", ""), "  status:"),
         t(checks::BAD_ARGUMENT, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {rule: name, description: Owner.}\n          state: {type: string, enum: [open, closed], default: all, description: State.}"), "state:"),
+        t(checks::UNKNOWN_RULE, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: nmae"), "nmae"),
+        t(checks::UNKNOWN_KEY, TOOLS.replace("owner: {rule: name, description: Owner.}", "owner: {rule: name}\n          tags: {type: array, items: {type: string, maxLength: 9}}"), "maxLength"),
     ]
 }
 
@@ -256,6 +258,56 @@ fn messages_suggest_the_nearest_name() {
         "{unknown}"
     );
     assert_eq!(findings.len(), 1, "one mistake, one finding: {findings:#?}");
+}
+
+/// The complete input schema of `list_things` compiled from this tool manifest.
+fn things_schema(tools: &str) -> serde_json::Value {
+    let sources = Sources {
+        resources: Source {
+            name: "r.yaml".into(),
+            text: resources(THING),
+        },
+        tools: Source {
+            name: "t.yaml".into(),
+            text: tools.into(),
+        },
+        search: Source {
+            name: "s.yaml".into(),
+            text: "{}".into(),
+        },
+        catalog: None,
+    };
+    let catalog = forgelens::service::compile(&sources).expect("the manifests compile");
+    let tool = catalog
+        .tool("list_things")
+        .expect("list_things is declared");
+    serde_json::Value::Object(tool.input_schema(forgelens::engine::tool::Form::Complete))
+}
+
+#[test]
+fn an_argument_written_as_a_rule_name_is_that_rule() {
+    let spelled = |owner: &str| {
+        things_schema(&TOOLS.replace("owner: {rule: name, description: Owner.}", owner))
+    };
+    let short = spelled("owner: name");
+    assert_eq!(short, spelled("owner: {rule: name}"));
+    assert_eq!(
+        short["properties"]["owner"]["pattern"], "^(?:[a-z]+)$",
+        "{short:#}"
+    );
+}
+
+#[test]
+fn array_elements_are_bounded_in_the_argument_words() {
+    let schema = things_schema(&TOOLS.replace(
+        "owner: {rule: name, description: Owner.}",
+        "owner: {rule: name}\n          tags: {type: array, items: {type: string, max_length: 9}, description: Tags.}",
+    ));
+    assert_eq!(
+        schema["properties"]["tags"]["items"],
+        serde_json::json!({"type": "string", "maxLength": 9}),
+        "{schema:#}"
+    );
 }
 
 /// Runs `manifest-lint --swagger` on a pair of manifests and a spec, all written to files.

@@ -419,9 +419,32 @@ fn keys(p: &Parameter) -> Map<String, Value> {
         }
     }
     if kind == "array" {
-        k.insert("items".into(), schema::items(p.items.as_ref()));
+        k.insert("items".into(), item_keys(schema::items(p.items.as_ref())));
     }
     k
+}
+
+/// An array parameter's element schema in the manifest's words for `items:` (the keys it
+/// takes; a bound that is not a whole number, which `items:` cannot say, is left out).
+fn item_keys(schema: Value) -> Value {
+    let Value::Object(schema) = schema else {
+        return json!({"type": "string"});
+    };
+    let mut k = Map::new();
+    for (key, value) in schema {
+        let keep = match key.as_str() {
+            "type" | "format" | "enum" | "pattern" => true,
+            "minimum" | "maximum" => value.is_i64(),
+            _ => false,
+        };
+        if keep {
+            k.insert(key, value);
+        }
+    }
+    if !k.contains_key("type") {
+        k.insert("type".into(), json!("string"));
+    }
+    Value::Object(k)
 }
 
 /// `integer`, `string, date-time`, `array of string`.

@@ -100,7 +100,7 @@ pub struct ToolManifest {
     pub toolsets: IndexMap<String, ToolsetDef>,
     /// Arguments declared once: a request placeholder that a tool does not declare under its
     /// own `args` takes the declaration of its name here.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "arg_map")]
     pub arguments: IndexMap<String, Spanned<ArgDef>>,
     /// The JSON type of each projected field, by the field's own name: type → the names of
     /// that type (`integer: [id, number]`, `'[string]': [labels]`): what the tools' output
@@ -463,7 +463,7 @@ pub struct ToolDef {
     pub keywords: Vec<String>,
     /// The upstream request: `METHOD /path/{arg}?name={arg}`.
     pub call: Spanned<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "arg_map")]
     pub args: IndexMap<String, Spanned<ArgDef>>,
     /// Makes the tool return one page of a list.
     pub list: Option<Spanned<ToolListDef>>,
@@ -528,8 +528,10 @@ pub struct ToolListDef {
     pub not_a_list: Option<Spanned<String>>,
 }
 
-/// One tool argument: a rule reference or an inline JSON-Schema-like type.
-#[derive(Debug, Deserialize)]
+/// One tool argument: a rule reference or an inline JSON-Schema-like type. Written as a
+/// rule's name alone (`owner: owner_name`), it is that rule and nothing else, the shape of
+/// `resources.yaml`'s `variables:` and `params:`.
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArgDef {
     /// Optional for an argument with a `rule`: the name says it, and the complete form shows
@@ -543,8 +545,8 @@ pub struct ArgDef {
     pub values: Option<Vec<Value>>,
     pub default: Option<Value>,
     pub required: Option<bool>,
-    /// JSON Schema of the elements of an `array` argument.
-    pub items: Option<Value>,
+    /// The elements of an `array` argument.
+    pub items: Option<ItemDef>,
     pub minimum: Option<i64>,
     pub maximum: Option<i64>,
     pub pattern: Option<Spanned<String>>,
@@ -558,6 +560,74 @@ pub struct ArgDef {
     /// The name the forge gives this value in the body, query or form, when it differs from
     /// the argument's (two values the forge names alike, as a path's `owner` and a body's).
     pub field: Option<String>,
+}
+
+/// Reads a map of arguments, each declared whole or by its rule's name alone; the rule of the
+/// short form is placed where the name is written.
+fn arg_map<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<IndexMap<String, Spanned<ArgDef>>, D::Error> {
+    let written = IndexMap::<String, Spanned<Written>>::deserialize(deserializer)?;
+    let declared = written.into_iter().map(|(name, arg)| {
+        let (referenced, defined) = (arg.referenced, arg.defined);
+        let def = match arg.value {
+            Written::Whole(def) => *def,
+            Written::Rule(rule) => ArgDef {
+                rule: Some(Spanned::new(rule, referenced, defined)),
+                ..ArgDef::default()
+            },
+        };
+        (name, Spanned::new(def, referenced, defined))
+    });
+    Ok(declared.collect())
+}
+
+/// An argument as written: a rule's name, or the map of its keys.
+enum Written {
+    Rule(String),
+    Whole(Box<ArgDef>),
+}
+
+impl<'de> Deserialize<'de> for Written {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct WrittenVisitor;
+
+        impl<'de> Visitor<'de> for WrittenVisitor {
+            type Value = Written;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a rule's name, or a map declaring the argument")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Written, E> {
+                Ok(Written::Rule(v.to_owned()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Written, A::Error> {
+                // Through the source's own map, so the keys inside keep their positions.
+                ArgDef::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|def| Written::Whole(Box::new(def)))
+            }
+        }
+
+        deserializer.deserialize_any(WrittenVisitor)
+    }
+}
+
+/// What each element of an `array` argument may be, in an argument's own words (`max_length`,
+/// as beside `type`); a whole JSON Schema goes under `schema:` instead.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemDef {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub format: Option<String>,
+    #[serde(rename = "enum")]
+    pub values: Option<Vec<Value>>,
+    pub pattern: Option<String>,
+    pub minimum: Option<i64>,
+    pub maximum: Option<i64>,
+    pub max_length: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

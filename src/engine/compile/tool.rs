@@ -570,7 +570,27 @@ fn inline_schema(a: &raw::ArgDef) -> Map<String, Value> {
         s.insert("maxLength".into(), json!(m));
     }
     if let Some(items) = &a.items {
-        s.insert("items".into(), items.clone());
+        let mut i = Map::new();
+        i.insert("type".into(), json!(items.kind));
+        if let Some(f) = &items.format {
+            i.insert("format".into(), json!(f));
+        }
+        if let Some(v) = &items.values {
+            i.insert("enum".into(), json!(v));
+        }
+        if let Some(p) = &items.pattern {
+            i.insert("pattern".into(), json!(p));
+        }
+        if let Some(m) = items.minimum {
+            i.insert("minimum".into(), json!(m));
+        }
+        if let Some(m) = items.maximum {
+            i.insert("maximum".into(), json!(m));
+        }
+        if let Some(m) = items.max_length {
+            i.insert("maxLength".into(), json!(m));
+        }
+        s.insert("items".into(), Value::Object(i));
     }
     s
 }
