@@ -428,3 +428,53 @@ async fn the_issue_resource_overrides_its_tools_body_and_goes_with_the_tool() {
     assert_eq!(code, -32602, "{data}");
     server.stop().await;
 }
+
+/// A list resource reads its tool's endpoint, so where the answer holds the array is the
+/// tool's too: a resource over `list_repo_topics` (`list: {from: $.topics}`) lists the topics,
+/// as the tool does, and a list resource cannot say otherwise.
+#[tokio::test]
+async fn a_list_resource_finds_its_items_where_its_tool_does() {
+    let forge = tool_world::forge().await;
+    let dir = tempfile::tempdir().unwrap();
+    let topics = "  - name: topics\n    title: Topics\n    uri: 'forgejo://repo/{owner}/{repo}/topics{?page,limit}'\n    description: A repository's topics.\n    list: {tool: list_repo_topics}\n\n";
+    let builtin = std::fs::read_to_string("resources.yaml").unwrap();
+    let path = dir.path().join("resources.yaml");
+    std::fs::write(
+        &path,
+        builtin.replacen("resources:\n", &format!("resources:\n{topics}"), 1),
+    )
+    .unwrap();
+    let server = Launch::new(&forge)
+        .arg("--resources")
+        .arg(path.to_str().unwrap())
+        .start()
+        .await;
+    let read = server.read_json("forgejo://repo/acme/widgets/topics").await;
+    let call = server.call_ok("list_repo_topics", ow(json!({}))).await;
+    assert_eq!(
+        read["items"],
+        json!([{"name": "widgets"}, {"name": "rust"}]),
+        "{read:#}"
+    );
+    assert_eq!(read["items"], call["items"], "{call:#}");
+    server.stop().await;
+
+    let own_path = builtin.replacen(
+        "resources:\n",
+        &format!(
+            "resources:\n{}",
+            topics.replace(
+                "{tool: list_repo_topics}",
+                "{tool: list_repo_topics, from: $.names}"
+            )
+        ),
+        1,
+    );
+    std::fs::write(&path, own_path).unwrap();
+    let lint = crate::support::run(
+        &["manifest-lint", "--resources", path.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(lint.code, 1, "{}{}", lint.stdout, lint.stderr);
+    assert!(lint.stdout.contains("from"), "{}", lint.stdout);
+}

@@ -5,8 +5,9 @@
 //! what was expected and what came.
 
 use serde_json::Value;
+use serde_json_path::JsonPath;
 
-use super::error::Error;
+use super::error::{Error, Invalid};
 use crate::forge::ForgeError;
 
 /// The shape an answer is read as.
@@ -34,6 +35,29 @@ impl Expected {
     }
 }
 
+/// The items of a list answer: the array at `from` (the body itself when there is none). An
+/// answer without it is an unexpected response for `request`, answered with `status` (`hint`
+/// ends the message), or the caller's mistake when the endpoint says why (`not_a_list`: a
+/// file where a directory was asked for), since "no items" would hide either.
+pub(crate) fn list_items<'a>(
+    body: &'a Value,
+    from: Option<&JsonPath>,
+    not_a_list: Option<&str>,
+    request: &str,
+    status: u16,
+    hint: &str,
+) -> Result<&'a [Value], Error> {
+    let found = match from {
+        Some(path) => path.query(body).first(),
+        None => Some(body),
+    };
+    match (found, not_a_list) {
+        (Some(Value::Array(items)), _) => Ok(items),
+        (_, Some(why)) => Err(Invalid::WrongTarget(why.to_owned()).into()),
+        (found, None) => Err(unexpected(Expected::List, found, request, status, hint)),
+    }
+}
+
 /// `Ok` when `found` (the body, or what the manifest's path selects in it) has the expected
 /// shape; else the error for `request`, answered with `status`. `hint` ends the message (what
 /// else might fit), or is empty.
@@ -44,17 +68,28 @@ pub(crate) fn expect(
     status: u16,
     hint: &str,
 ) -> Result<(), Error> {
-    if expected.holds(found) {
-        return Ok(());
+    match expected.holds(found) {
+        true => Ok(()),
+        false => Err(unexpected(expected, found, request, status, hint)),
     }
+}
+
+/// The error for an answer to `request` that holds `found` where `expected` belongs.
+fn unexpected(
+    expected: Expected,
+    found: Option<&Value>,
+    request: &str,
+    status: u16,
+    hint: &str,
+) -> Error {
     let got = match found {
         None => "nothing at the expected place",
         Some(Value::Null) => "nothing (an empty body or null)",
         Some(other) => super::schema::type_name(other),
     };
-    Err(Error::Forge(ForgeError::Unreadable {
+    Error::Forge(ForgeError::Unreadable {
         request: request.to_owned(),
         status,
         detail: format!("expected {}, got {got}{hint}", expected.name()),
-    }))
+    })
 }

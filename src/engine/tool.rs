@@ -666,29 +666,19 @@ impl Call<'_> {
             withheld_text: None,
         };
         if let (Some(list), Some(page)) = (&self.tool.list, self.page) {
-            let items = match &list.from {
-                Some(path) => path.query(&body).first(),
-                None => Some(&body),
-            };
-            // Something else (a file where a directory was expected): "no items" would hide it.
-            if let (Some(why), false) = (&list.not_a_list, items.is_some_and(Value::is_array)) {
-                return Err(Invalid::WrongTarget(why.clone()).into());
-            }
-            answer::expect(
-                Expected::List,
-                items,
+            let items: Vec<&Value> = answer::list_items(
+                &body,
+                list.from.as_ref(),
+                list.not_a_list.as_deref(),
                 &self.request().map_or_else(
                     |_| self.tool.endpoint.request.as_str().to_owned(),
                     |r| r.describe(),
                 ),
                 response.status,
                 "; another tool may fit this target",
-            )?;
-            let items: Vec<&Value> = items
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .collect();
+            )?
+            .iter()
+            .collect();
             let mut window = match list.window {
                 WindowKind::Upstream => {
                     bound::upstream_page(items, page, response.total_count, response.has_next)

@@ -400,12 +400,9 @@ pub enum Keep {
 pub struct ListDef {
     /// Most items one read returns; `limit` is clamped to it.
     pub cap: Option<Spanned<u64>>,
-    /// The tool a truncation sentinel names.
+    /// The tool whose endpoint the list reads (where its answers hold the array and how they
+    /// are paged are the tool's `list:`), and which a truncation sentinel names.
     pub tool: Spanned<String>,
-    /// Where the list is paged; when left out, where its tool's is.
-    pub window: Option<Window>,
-    /// JSONPath of the array in the answer (default: the answer itself).
-    pub from: Option<Spanned<String>>,
     /// Only an answer that is an array is a list page; any other answer is served as an
     /// entity (a contents path may be a directory or a file).
     #[serde(default)]

@@ -490,10 +490,6 @@ impl Compiler {
                 ),
             );
         }
-        let from = match &list.value.from {
-            Some(p) => Some(self.json_path(FILE, p)?),
-            None => None,
-        };
         let tool = tools.get(&list.value.tool.value);
         if def.project.is_some() {
             let tool = list.value.tool.value.clone();
@@ -523,16 +519,16 @@ impl Compiler {
                 });
             }
         }
+        // Where the answer holds the array and how the endpoint pages are the endpoint's,
+        // declared once in its tool.
+        let answer = tool.and_then(|t| t.list.as_ref());
         Some(Shape::List {
-            from,
+            from: answer.and_then(|l| l.from.clone()),
+            not_a_list: answer.and_then(|l| l.not_a_list.clone()),
             item,
             cap,
             tool: list.value.tool.value.clone(),
-            window: list
-                .value
-                .window
-                .or(tool.and_then(|t| t.list.as_ref()).map(|l| l.window))
-                .unwrap_or_default(),
+            window: answer.map(|l| l.window).unwrap_or_default(),
             only_arrays: list.value.only_arrays,
             carried,
         })

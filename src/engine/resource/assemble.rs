@@ -493,13 +493,17 @@ impl Read<'_> {
             } if !body.is_array() => {
                 answer::expect(Expected::Object, Some(body), request, status, "")
             }
-            Shape::List { from, .. } => {
-                let found = match from {
-                    Some(path) => path.query(body).first(),
-                    None => Some(body),
-                };
-                answer::expect(Expected::List, found, request, status, "")
-            }
+            Shape::List {
+                from, not_a_list, ..
+            } => answer::list_items(
+                body,
+                from.as_ref(),
+                not_a_list.as_deref(),
+                request,
+                status,
+                "",
+            )
+            .map(drop),
             Shape::Entity { .. }
                 if body.is_string()
                     && self

@@ -101,7 +101,10 @@ pub(crate) enum Shape {
         embeds: Vec<Embed>,
     },
     List {
+        /// Where the tool's answers hold the array, and why any other answer is the caller's
+        /// mistake (the tool's `list:`).
         from: Option<JsonPath>,
+        not_a_list: Option<String>,
         item: Projection,
         cap: u64,
         tool: String,
