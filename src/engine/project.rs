@@ -38,7 +38,7 @@ use super::untrusted::neutralize;
 
 mod shape;
 
-pub use shape::{FieldType, ShapeError};
+pub use shape::{FieldType, ShapeError, Untyped};
 
 /// Everything an expression may read.
 #[derive(Debug, Clone, Copy)]

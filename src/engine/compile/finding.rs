@@ -2,12 +2,12 @@
 //! with its code and its message, the way `just` keeps its compile error kinds. A rule is
 //! raised by naming its kind ([`super::Compiler::raise`]); the words live here, once.
 //!
-//! The kinds below are those of FL003 (a resource's or a tool's form: which keys go together)
-//! and FL090 (an argument's type, default or location). Other codes are still raised with
-//! their message at the place that finds them.
+//! Every finding of the compiler is one of these kinds; the manifest's parser and the swagger
+//! checks report their own (what serde says, what the spec lacks).
 
 use thiserror::Error;
 
+use crate::engine::project::Untyped;
 use crate::manifest::checks::{self, Code};
 
 /// One rule a manifest breaks.
@@ -92,6 +92,213 @@ pub(crate) enum Kind {
     OptionalPathArgument { name: String },
     #[error("file argument `{name}` carries base64 text: give it `type: string`")]
     FileNotString { name: String },
+    #[error("argument `{name}` has neither `rule` nor `type`")]
+    UntypedArgument { name: String },
+    // Names declared twice, and names that name nothing.
+    #[error("tool `{tool}` is declared twice")]
+    DuplicateTool { tool: String },
+    #[error(
+        "resource `{resource}` ({template}) repeats the name or template of `{other}` ({other_template})"
+    )]
+    DuplicateTemplate {
+        resource: String,
+        template: String,
+        other: String,
+        other_template: String,
+    },
+    #[error(
+        "template {template} routes to the same paths as {with}; make one of them differ by a literal segment"
+    )]
+    RouteConflict { template: String, with: String },
+    #[error("the core list names `{name}`, which is not a declared tool{hint}")]
+    CoreNotATool { name: String, hint: String },
+    #[error("the core list names `{name}` twice")]
+    CoreTwice { name: String },
+    #[error("the synonym `{word}` needs a word and at least one word it stands for")]
+    EmptySynonym { word: String },
+    #[error("rule `{name}` is defined twice; rule names are shared by both manifests")]
+    DuplicateRule { name: String },
+    #[error("rule `{name}`: {why}")]
+    BadRule { name: String, why: String },
+    #[error("no rule named `{name}`{hint}")]
+    UnknownRule { name: String, hint: String },
+    #[error("no tool named `{name}` in the tool manifest{hint}")]
+    UnknownTool { name: String, hint: String },
+    #[error("`{uri}` is not the template of a resource here{hint}")]
+    UnknownTemplate { uri: String, hint: String },
+    // The error table.
+    #[error("`{name}` is not a reason{hint}")]
+    NotAReason { name: String, hint: String },
+    #[error("status key `{key}` is neither a status (`404`) nor a class (`4xx`)")]
+    StatusKey { key: String },
+    #[error("`codes` has no entry for reason `{reason}`")]
+    NoCode { reason: String },
+    #[error("hint for `{reason}` names situation `{situation}`; known: default, {known}")]
+    UnknownSituation {
+        reason: String,
+        situation: String,
+        known: String,
+    },
+    #[error("hint for `{name}`, which is not a reason")]
+    HintForNoReason { name: String },
+    // Templates and request lines.
+    #[error("`{uri}`: {why}")]
+    TemplateScheme { uri: String, why: String },
+    #[error("`{uri}`: {why}")]
+    TemplateSyntax { uri: String, why: String },
+    #[error(
+        "{template} is a list: its template must end in `{{?page,limit}}` (with any other query variables)"
+    )]
+    ListTemplate { template: String },
+    #[error("`{line}`: {why}")]
+    RequestSyntax { line: String, why: String },
+    #[error("`{line}`: resources only read; use GET")]
+    ResourceWrites { line: String },
+    #[error(
+        "`{template}` addresses a numeric id without a scope; put it under `repo/{{owner}}/{{repo}}/…` or `org/{{org}}/…`"
+    )]
+    ScopelessId { template: String },
+    #[error("{template} is marked immutable but no path variable is a full 40-hex commit sha")]
+    MutableKey { template: String },
+    // Variables: each read is given, each given is read, each has a rule.
+    #[error("`{{{placeholder}}}` in `{line}` is not a variable of {owner}{hint}")]
+    UnboundPlaceholder {
+        placeholder: String,
+        line: String,
+        owner: String,
+        hint: String,
+    },
+    #[error(
+        "`{{{placeholder}}}` in `{line}` is not an argument; declare it under `args` (or once for every tool, under `arguments`)"
+    )]
+    UndeclaredArgument { placeholder: String, line: String },
+    #[error("{what} names `{name}`, which is not a variable or argument here{hint}")]
+    NotAVariable {
+        what: String,
+        name: String,
+        hint: String,
+    },
+    #[error("`{tool}` takes no argument `{arg}`")]
+    NoSuchArgument { tool: String, arg: String },
+    #[error("`{var}` is not a variable of {uri}")]
+    RenamedNothing { var: String, uri: String },
+    #[error("`when` names `{var}`, which is not a variable of the template")]
+    WhenNotAVariable { var: String },
+    #[error(
+        "the projection of `{tool}` reads `{{{arg}}}`, which the resource's URI does not give; declare the resource's own `project`"
+    )]
+    ToolReadsMissing { tool: String, arg: String },
+    #[error("the listing gives no value for `{var}` of {uri}")]
+    ListingWithoutValue { var: String, uri: String },
+    #[error(
+        "variable `{var}` of {template} is used by no request, check, text range or projection"
+    )]
+    UnusedVariable { var: String, template: String },
+    #[error("`params` names `{name}`, which the template {template} does not have")]
+    ParamNotInTemplate { name: String, template: String },
+    #[error("`defaults` names `{name}`, which is not a variable of the template")]
+    DefaultNotAVariable { name: String },
+    #[error("`completions` names `{var}`, which no template has")]
+    CompletionNotAVariable { var: String },
+    #[error(
+        "variable `{var}` has no rule; add `{var}: <rule>` under `params` (or once for every resource, under `variables`)"
+    )]
+    UnruledVariable { var: String },
+    // Expressions, paths and marks.
+    #[error("`{what}`: {why}")]
+    Expression { what: String, why: String },
+    #[error("`{what}`: {why}")]
+    ExpressionPath { what: String, why: String },
+    #[error("JSONPath `{path}` does not compile: {why}")]
+    JsonPath { path: String, why: String },
+    #[error("`{what}` reads `{{{arg}}}`, which is not a variable here{hint}")]
+    ReadsNoVariable {
+        what: String,
+        arg: String,
+        hint: String,
+    },
+    #[error("`${name}` names no `with:` request")]
+    UnknownSource { name: String },
+    #[error(
+        "field `{field}`: `untrusted({path})` names `{path}`, which is not a field beside it (or, with `../`, of an enclosing object); name the field that holds who wrote the text"
+    )]
+    UnknownAuthor { field: String, path: String },
+    #[error(
+        "`text.untrusted` names an author field, but a text has no fields beside it; say `writers`, `writers(ARG)`, or nothing (anyone may have written it)"
+    )]
+    TextAuthor,
+    #[error("`text.untrusted`: {why}")]
+    TextMark { why: String },
+    #[error("markdown template: {why}")]
+    MarkdownSyntax { why: String },
+    #[error("the markdown template reads `{var}`, which the projection does not produce{hint}")]
+    MarkdownField { var: String, hint: String },
+    #[error("`{tool}` projects no field `{field}`; {has}")]
+    NoSuchField {
+        tool: String,
+        field: String,
+        has: String,
+    },
+    // Caching.
+    #[error("`provisional` applies to immutable resources; a mutable one is never reused")]
+    ProvisionalOnMutable,
+    #[error("`provisional` reads `{field}`, which the projection does not produce")]
+    ProvisionalField { field: String },
+    #[error("`provisional` applies to an entity, not to a list")]
+    ProvisionalOnList,
+    #[error("`provisional.ttl_ms` must be positive")]
+    ProvisionalTtl,
+    // Pages.
+    #[error("a cap or limit must be at least 1")]
+    ZeroCap,
+    #[error(
+        "the cap {cap} is above the largest page of `{tool}` ({max_limit}): its sentinel's next call could not be made"
+    )]
+    CapAbovePage {
+        cap: u64,
+        tool: String,
+        max_limit: u64,
+    },
+    #[error("default_limit {default_limit} is above max_limit {max_limit}")]
+    DefaultAboveMax { default_limit: u64, max_limit: u64 },
+    #[error(
+        "a `page_only` list has one page size, the forge's: set default_limit and max_limit both to it (now {default_limit} and {max_limit})"
+    )]
+    PageOnlySizes { default_limit: u64, max_limit: u64 },
+    // A tool's name, summary and annotations.
+    #[error("tool `{tool}` calls {method} but is marked read-only; only GET and POST tools may be")]
+    ReadOnlyWrite { tool: String, method: String },
+    #[error("tool `{tool}` calls DELETE; it must be destructive")]
+    DeleteNotDestructive { tool: String },
+    #[error(
+        "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {max} characters"
+    )]
+    ToolName { name: String, max: usize },
+    #[error(
+        "the first sentence of `{tool}`'s description is {length} characters, over {max}: it is what tools/list shows, so keep it short and put details in later sentences"
+    )]
+    LongSummary {
+        tool: String,
+        length: usize,
+        max: usize,
+    },
+    // Output types.
+    #[error(transparent)]
+    FieldTypeWord(Untyped),
+    #[error("`{name}` is typed twice, `{earlier}` and `{ty}`")]
+    TypedTwice {
+        name: String,
+        earlier: String,
+        ty: String,
+    },
+    #[error("tool `{tool}`, field `{field}`: {why}")]
+    FieldUntyped {
+        tool: String,
+        field: String,
+        why: String,
+    },
+    #[error("field type `{name}` is declared but no tool projects a field of that name")]
+    UnusedFieldType { name: String },
 }
 
 impl Kind {
@@ -126,6 +333,63 @@ impl Kind {
             | RuleAndType { .. }
             | OptionalPathArgument { .. }
             | FileNotString { .. } => checks::BAD_ARGUMENT,
+            DuplicateTool { .. } => checks::DUPLICATE_TOOL,
+            DuplicateTemplate { .. } => checks::DUPLICATE_TEMPLATE,
+            RouteConflict { .. } => checks::ROUTE_CONFLICT,
+            CoreNotATool { .. } | CoreTwice { .. } => checks::CORE_TOOL,
+            EmptySynonym { .. } => checks::SYNONYM,
+            DuplicateRule { .. } => checks::DUPLICATE_RULE,
+            BadRule { .. } => checks::BAD_RULE,
+            UnknownRule { .. } => checks::UNKNOWN_RULE,
+            UnknownTool { .. } => checks::UNKNOWN_TOOL,
+            UnknownTemplate { .. } => checks::UNKNOWN_TEMPLATE,
+            NotAReason { .. }
+            | StatusKey { .. }
+            | NoCode { .. }
+            | UnknownSituation { .. }
+            | HintForNoReason { .. } => checks::ERROR_TABLE,
+            TemplateScheme { .. } => checks::TEMPLATE_SCHEME,
+            TemplateSyntax { .. } | ListTemplate { .. } => checks::TEMPLATE_SYNTAX,
+            RequestSyntax { .. } | ResourceWrites { .. } => checks::REQUEST_SYNTAX,
+            ScopelessId { .. } => checks::SCOPELESS_ID,
+            MutableKey { .. } => checks::MUTABLE_KEY,
+            UnboundPlaceholder { .. }
+            | UndeclaredArgument { .. }
+            | NotAVariable { .. }
+            | NoSuchArgument { .. }
+            | RenamedNothing { .. }
+            | WhenNotAVariable { .. }
+            | ToolReadsMissing { .. }
+            | ListingWithoutValue { .. } => checks::UNBOUND_PLACEHOLDER,
+            UnusedVariable { .. }
+            | ParamNotInTemplate { .. }
+            | DefaultNotAVariable { .. }
+            | CompletionNotAVariable { .. } => checks::UNUSED_VARIABLE,
+            UnruledVariable { .. } | UntypedArgument { .. } => checks::UNRULED_VARIABLE,
+            Expression { .. }
+            | ReadsNoVariable { .. }
+            | UnknownSource { .. }
+            | UnknownAuthor { .. }
+            | TextAuthor
+            | TextMark { .. } => checks::EXPRESSION,
+            ExpressionPath { .. } | JsonPath { .. } => checks::JSONPATH_SYNTAX,
+            MarkdownSyntax { .. } => checks::MARKDOWN_SYNTAX,
+            MarkdownField { .. } => checks::MARKDOWN_FIELD,
+            NoSuchField { .. } => checks::PICKED_FIELD,
+            ProvisionalOnMutable | ProvisionalField { .. } | ProvisionalOnList | ProvisionalTtl => {
+                checks::PROVISIONAL
+            }
+            ZeroCap => checks::BAD_CAP,
+            CapAbovePage { .. } | DefaultAboveMax { .. } | PageOnlySizes { .. } => {
+                checks::LIMIT_ABOVE_CAP
+            }
+            ReadOnlyWrite { .. } => checks::READ_ONLY_WRITE,
+            DeleteNotDestructive { .. } => checks::DELETE_NOT_DESTRUCTIVE,
+            ToolName { .. } => checks::TOOL_NAME,
+            LongSummary { .. } => checks::LONG_SUMMARY,
+            FieldTypeWord(_) | TypedTwice { .. } | FieldUntyped { .. } | UnusedFieldType { .. } => {
+                checks::FIELD_TYPE
+            }
         }
     }
 }

@@ -29,7 +29,6 @@ use super::request::RequestTemplate;
 use super::text::TextSpec;
 use super::tool::Tool;
 use super::{Catalog, ErrorTable, Reason};
-use crate::manifest::checks::{self, Code};
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::raw::{self, ProjectValue};
 use crate::manifest::{FileId, Finding, Manifests, Pos};
@@ -71,10 +70,10 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     for (toolset, def) in manifests.tools.tools() {
         if let Some(tool) = c.tool(def, toolset, &defaults, &manifests.tools.arguments) {
             if tool_index.contains_key(&tool.name) {
-                c.push(
+                let tool = tool.name.clone();
+                c.raise(
                     Pos::of(FileId::Tools, &def.name),
-                    checks::DUPLICATE_TOOL,
-                    format!("tool `{}` is declared twice", tool.name),
+                    Kind::DuplicateTool { tool },
                 );
                 continue;
             }
@@ -101,17 +100,13 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
             r.name == resource.name || r.template.as_str() == resource.template.as_str()
         });
         if let Some(other) = duplicate {
-            c.push(
-                pos,
-                checks::DUPLICATE_TEMPLATE,
-                format!(
-                    "resource `{}` ({}) repeats the name or template of `{}` ({})",
-                    resource.name,
-                    resource.template.as_str(),
-                    other.name,
-                    other.template.as_str()
-                ),
-            );
+            let kind = Kind::DuplicateTemplate {
+                resource: resource.name.clone(),
+                template: resource.template.as_str().to_owned(),
+                other: other.name.clone(),
+                other_template: other.template.as_str().to_owned(),
+            };
+            c.raise(pos, kind);
             continue;
         }
         let route = resource.template.route();
@@ -122,14 +117,8 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
                 }
                 other => other.to_string(),
             };
-            c.push(
-                pos,
-                checks::ROUTE_CONFLICT,
-                format!(
-                    "template {} routes to the same paths as {with}; make one of them differ by a literal segment",
-                    resource.template.as_str()
-                ),
-            );
+            let template = resource.template.as_str().to_owned();
+            c.raise(pos, Kind::RouteConflict { template, with });
             continue;
         }
         routes.insert(route, resource.template.as_str().to_owned());
@@ -228,20 +217,11 @@ impl Compiler {
             let pos = Pos::of(FileId::Tools, name);
             if !tools.contains_key(&name.value) {
                 let hint = did_you_mean(&name.value, tools.keys().map(String::as_str));
-                self.push(
-                    pos,
-                    checks::CORE_TOOL,
-                    format!(
-                        "the core list names `{}`, which is not a declared tool{hint}",
-                        name.value
-                    ),
-                );
+                let name = name.value.clone();
+                self.raise(pos, Kind::CoreNotATool { name, hint });
             } else if core.contains(&name.value) {
-                self.push(
-                    pos,
-                    checks::CORE_TOOL,
-                    format!("the core list names `{}` twice", name.value),
-                );
+                let name = name.value.clone();
+                self.raise(pos, Kind::CoreTwice { name });
             } else {
                 core.push(name.value.clone());
             }
@@ -255,13 +235,8 @@ impl Compiler {
         let mut synonyms = Vec::new();
         for (word, means) in &search.synonyms {
             if word.trim().is_empty() || means.value.iter().all(|m| m.trim().is_empty()) {
-                self.push(
-                    Pos::of(file, means),
-                    checks::SYNONYM,
-                    format!(
-                        "the synonym `{word}` needs a word and at least one word it stands for"
-                    ),
-                );
+                let word = word.clone();
+                self.raise(Pos::of(file, means), Kind::EmptySynonym { word });
                 continue;
             }
             synonyms.push((word.clone(), means.value.clone()));
@@ -301,22 +276,15 @@ struct Compiler {
 }
 
 impl Compiler {
-    fn push(&mut self, pos: Pos, code: Code, message: String) {
-        self.findings.push(Finding { pos, code, message });
-    }
-
     /// Reports that the manifest breaks the rule `kind`, at `pos`.
     fn raise(&mut self, pos: Pos, kind: Kind) {
-        self.push(pos, kind.code(), kind.to_string());
+        let (code, message) = (kind.code(), kind.to_string());
+        self.findings.push(Finding { pos, code, message });
     }
 
     fn positive(&mut self, file: FileId, value: &Spanned<u64>) -> Option<u64> {
         if value.value == 0 {
-            self.push(
-                Pos::of(file, value),
-                checks::BAD_CAP,
-                "a cap or limit must be at least 1".into(),
-            );
+            self.raise(Pos::of(file, value), Kind::ZeroCap);
             None
         } else {
             Some(value.value)
@@ -327,20 +295,18 @@ impl Compiler {
         for (name, def) in defs {
             let pos = Pos::of(file, def);
             if self.rules.contains_key(name) {
-                self.push(
-                    pos,
-                    checks::DUPLICATE_RULE,
-                    format!(
-                        "rule `{name}` is defined twice; rule names are shared by both manifests"
-                    ),
-                );
+                let name = name.clone();
+                self.raise(pos, Kind::DuplicateRule { name });
                 continue;
             }
             match compile_rule(name, &def.value) {
                 Ok(rule) => {
                     self.rules.insert(name.clone(), Arc::new(rule));
                 }
-                Err(why) => self.push(pos, checks::BAD_RULE, format!("rule `{name}`: {why}")),
+                Err(why) => {
+                    let (name, why) = (name.clone(), why.to_string());
+                    self.raise(pos, Kind::BadRule { name, why });
+                }
             }
         }
     }
@@ -350,11 +316,9 @@ impl Compiler {
             Some(rule) => Some(rule.clone()),
             None => {
                 let hint = did_you_mean(&name.value, self.rules.keys().map(String::as_str));
-                self.push(
-                    Pos::of(file, name),
-                    checks::UNKNOWN_RULE,
-                    format!("no rule named `{}`{hint}", name.value),
-                );
+                let pos = Pos::of(file, name);
+                let name = name.value.clone();
+                self.raise(pos, Kind::UnknownRule { name, hint });
                 None
             }
         }
@@ -369,11 +333,8 @@ impl Compiler {
             let pos = Pos::of(file, reason_name);
             let Some(reason) = Reason::parse(&reason_name.value) else {
                 let hint = did_you_mean(&reason_name.value, Reason::ALL.iter().map(|r| r.as_str()));
-                self.push(
-                    pos,
-                    checks::ERROR_TABLE,
-                    format!("`{}` is not a reason{hint}", reason_name.value),
-                );
+                let name = reason_name.value.clone();
+                self.raise(pos, Kind::NotAReason { name, hint });
                 continue;
             };
             if let Ok(status) = key.parse::<u16>()
@@ -387,11 +348,8 @@ impl Compiler {
             {
                 classes[class] = Some(reason);
             } else {
-                self.push(
-                    pos,
-                    checks::ERROR_TABLE,
-                    format!("status key `{key}` is neither a status (`404`) nor a class (`4xx`)"),
-                );
+                let key = key.clone();
+                self.raise(pos, Kind::StatusKey { key });
             }
         }
         let mut codes = HashMap::new();
@@ -400,20 +358,16 @@ impl Compiler {
                 Some(reason) => {
                     codes.insert(reason, code.value as i32);
                 }
-                None => self.push(
-                    Pos::of(file, code),
-                    checks::ERROR_TABLE,
-                    format!("`{name}` is not a reason"),
-                ),
+                None => {
+                    let (name, hint) = (name.clone(), String::new());
+                    self.raise(Pos::of(file, code), Kind::NotAReason { name, hint });
+                }
             }
         }
         for reason in Reason::ALL {
             if !codes.contains_key(&reason) {
-                self.push(
-                    Pos::of(file, def),
-                    checks::ERROR_TABLE,
-                    format!("`codes` has no entry for reason `{reason}`"),
-                );
+                let reason = reason.to_string();
+                self.raise(Pos::of(file, def), Kind::NoCode { reason });
             }
         }
         let mut hints = HashMap::new();
@@ -430,25 +384,24 @@ impl Compiler {
                                 match (situation.as_str(), Case::parse(situation)) {
                                     ("default", _) => default = Some(text),
                                     (_, Some(case)) => cases.push((case, text)),
-                                    (other, None) => self.push(
-                                        Pos::of(file, def),
-                                        checks::ERROR_TABLE,
-                                        format!(
-                                            "hint for `{name}` names situation `{other}`; known: default, {}",
-                                            Case::NAMES.join(", ")
-                                        ),
-                                    ),
+                                    (other, None) => {
+                                        let kind = Kind::UnknownSituation {
+                                            reason: name.clone(),
+                                            situation: other.to_owned(),
+                                            known: Case::NAMES.join(", "),
+                                        };
+                                        self.raise(Pos::of(file, def), kind);
+                                    }
                                 }
                             }
                         }
                     }
                     hints.insert(reason, Hints { default, cases });
                 }
-                None => self.push(
-                    Pos::of(file, def),
-                    checks::ERROR_TABLE,
-                    format!("hint for `{name}`, which is not a reason"),
-                ),
+                None => {
+                    let name = name.clone();
+                    self.raise(Pos::of(file, def), Kind::HintForNoReason { name });
+                }
             }
         }
         (self.findings.len() == before).then(|| ErrorTable::new(exact, classes, codes, hints))
@@ -458,11 +411,12 @@ impl Compiler {
         match RequestTemplate::parse(&line.value) {
             Ok(t) => Some(t),
             Err(e) => {
-                self.push(
-                    Pos::of(file, line),
-                    checks::REQUEST_SYNTAX,
-                    format!("`{}`: {e}", line.value),
-                );
+                let (line_text, why) = (line.value.clone(), e.to_string());
+                let kind = Kind::RequestSyntax {
+                    line: line_text,
+                    why,
+                };
+                self.raise(Pos::of(file, line), kind);
                 None
             }
         }
@@ -480,14 +434,13 @@ impl Compiler {
         for placeholder in request.placeholders() {
             if !vars.contains(&placeholder) {
                 let hint = did_you_mean(placeholder, vars.iter().copied());
-                self.push(
-                    Pos::of(file, line),
-                    checks::UNBOUND_PLACEHOLDER,
-                    format!(
-                        "`{{{placeholder}}}` in `{}` is not a variable of {owner}{hint}",
-                        line.value
-                    ),
-                );
+                let kind = Kind::UnboundPlaceholder {
+                    placeholder: placeholder.to_owned(),
+                    line: line.value.clone(),
+                    owner: owner.to_owned(),
+                    hint,
+                };
+                self.raise(Pos::of(file, line), kind);
             }
         }
     }
@@ -534,18 +487,18 @@ impl Compiler {
                 Writer::Author(path) => {
                     let found = mark.author_field().filter(|a| projection.has(a));
                     if found.is_none() {
-                        self.push(pos, checks::EXPRESSION, format!(
-                            "field `{}`: `untrusted({path})` names `{path}`, which is not a field beside it (or, with `../`, of an enclosing object); name the field that holds who wrote the text",
-                            mark.field
-                        ));
+                        let (field, path) = (mark.field.clone(), path.clone());
+                        self.raise(pos, Kind::UnknownAuthor { field, path });
                     }
                 }
                 Writer::WritersAt(arg) if !vars.contains(&arg.as_str()) => {
                     let hint = did_you_mean(arg, vars.iter().copied());
-                    self.push(pos, checks::UNBOUND_PLACEHOLDER, format!(
-                        "field `{}`: `untrusted(writers({arg}))` names `{arg}`, which is not a variable or argument here{hint}",
-                        mark.field
-                    ));
+                    let kind = Kind::NotAVariable {
+                        what: format!("field `{}`: `untrusted(writers({arg}))`", mark.field),
+                        name: arg.clone(),
+                        hint,
+                    };
+                    self.raise(pos, kind);
                 }
                 _ => {}
             }
@@ -612,25 +565,24 @@ impl Compiler {
                     for arg in e.args() {
                         if !vars.contains(&arg) {
                             let hint = did_you_mean(arg, vars.iter().copied());
-                            self.push(
-                                pos,
-                                checks::EXPRESSION,
-                                format!(
-                                    "`{what}` reads `{{{arg}}}`, which is not a variable here{hint}"
-                                ),
-                            );
+                            let kind = Kind::ReadsNoVariable {
+                                what: what.to_owned(),
+                                arg: arg.to_owned(),
+                                hint,
+                            };
+                            self.raise(pos, kind);
                         }
                     }
                 }
                 Some(field)
             }
             Err(e) => {
-                let code = if matches!(e, ExprError::JsonPath { .. }) {
-                    checks::JSONPATH_SYNTAX
-                } else {
-                    checks::EXPRESSION
+                let (what, why) = (what.to_owned(), e.to_string());
+                let kind = match e {
+                    ExprError::JsonPath { .. } => Kind::ExpressionPath { what, why },
+                    _ => Kind::Expression { what, why },
                 };
-                self.push(pos, code, format!("`{what}`: {e}"));
+                self.raise(pos, kind);
                 None
             }
         }
@@ -640,15 +592,8 @@ impl Compiler {
         match JsonPath::parse(&text.value) {
             Ok(p) => Some(p),
             Err(e) => {
-                self.push(
-                    Pos::of(file, text),
-                    checks::JSONPATH_SYNTAX,
-                    format!(
-                        "JSONPath `{}` does not compile: {}",
-                        text.value,
-                        e.message()
-                    ),
-                );
+                let (path, why) = (text.value.clone(), e.message().to_owned());
+                self.raise(Pos::of(file, text), Kind::JsonPath { path, why });
                 None
             }
         }
@@ -677,11 +622,8 @@ impl Compiler {
         {
             if !vars.contains(&var.as_str()) {
                 let hint = did_you_mean(var, vars.iter().copied());
-                self.push(
-                    pos,
-                    checks::UNBOUND_PLACEHOLDER,
-                    format!("`text` names `{var}`, which is not a variable or argument here{hint}"),
-                );
+                let (what, name) = ("`text`".to_owned(), var.clone());
+                self.raise(pos, Kind::NotAVariable { what, name, hint });
             }
         }
         let from = match &t.from {
@@ -711,28 +653,19 @@ impl Compiler {
                     for arg in named.into_iter().flatten() {
                         if !vars.contains(&arg.as_str()) {
                             let hint = did_you_mean(arg, vars.iter().copied());
-                            self.push(
-                                Pos::of(file, words),
-                                checks::UNBOUND_PLACEHOLDER,
-                                format!("`text.untrusted` names `{arg}`, which is not a variable or argument here{hint}"),
-                            );
+                            let (what, name) = ("`text.untrusted`".to_owned(), arg.clone());
+                            let kind = Kind::NotAVariable { what, name, hint };
+                            self.raise(Pos::of(file, words), kind);
                         }
                     }
                     if matches!(mark.writer, Writer::Author(_)) {
-                        self.push(
-                            Pos::of(file, words),
-                            checks::EXPRESSION,
-                            "`text.untrusted` names an author field, but a text has no fields beside it; say `writers`, `writers(ARG)`, or nothing (anyone may have written it)".to_owned(),
-                        );
+                        self.raise(Pos::of(file, words), Kind::TextAuthor);
                     }
                     Some(mark)
                 }
                 Err(why) => {
-                    self.push(
-                        Pos::of(file, words),
-                        checks::EXPRESSION,
-                        format!("`text.untrusted`: {why}"),
-                    );
+                    let why = why.to_string();
+                    self.raise(Pos::of(file, words), Kind::TextMark { why });
                     None
                 }
             },
@@ -764,11 +697,9 @@ impl Compiler {
             Some(&i) => Some(tools.tools[i].max_limit()),
             None => {
                 let hint = did_you_mean(&name.value, tools.index.keys().map(String::as_str));
-                self.push(
-                    Pos::of(file, name),
-                    checks::UNKNOWN_TOOL,
-                    format!("no tool named `{}` in the tool manifest{hint}", name.value),
-                );
+                let pos = Pos::of(file, name);
+                let name = name.value.clone();
+                self.raise(pos, Kind::UnknownTool { name, hint });
                 None
             }
         }

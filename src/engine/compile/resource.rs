@@ -21,7 +21,6 @@ use crate::engine::resource::{Carried, marked_of};
 use crate::engine::template::{TemplateError, UriTemplate};
 use crate::engine::text::TextSpec;
 use crate::engine::tool::Tool;
-use crate::manifest::checks;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::raw::{self, CacheClass, Keep};
 use crate::manifest::{FileId, Pos};
@@ -63,12 +62,12 @@ impl Compiler {
         let template = match UriTemplate::parse(&def.uri.value) {
             Ok(t) => t,
             Err(e) => {
-                let code = if matches!(e, TemplateError::Scheme(_)) {
-                    checks::TEMPLATE_SCHEME
-                } else {
-                    checks::TEMPLATE_SYNTAX
+                let (uri, why) = (def.uri.value.clone(), e.to_string());
+                let kind = match e {
+                    TemplateError::Scheme(_) => Kind::TemplateScheme { uri, why },
+                    _ => Kind::TemplateSyntax { uri, why },
                 };
-                self.push(uri_pos, code, format!("`{}`: {e}", def.uri.value));
+                self.raise(uri_pos, kind);
                 return None;
             }
         };
@@ -81,7 +80,8 @@ impl Compiler {
 
         let form = match form_of(def) {
             Ok(form) => form,
-            Err((pos, kind)) => {
+            Err(broken) => {
+                let (pos, kind) = *broken;
                 self.raise(pos, kind);
                 return None;
             }
@@ -103,10 +103,10 @@ impl Compiler {
             };
             if let Some(t) = request {
                 if !t.method.is_get() {
-                    self.push(
+                    let line_text = line.value.clone();
+                    self.raise(
                         Pos::of(FILE, *line),
-                        checks::REQUEST_SYNTAX,
-                        format!("`{}`: resources only read; use GET", line.value),
+                        Kind::ResourceWrites { line: line_text },
                     );
                 }
                 self.placeholders(FILE, line, &t, &vars, template.as_str());
@@ -166,14 +166,8 @@ impl Compiler {
         }
         for var in &vars {
             if !used.contains(*var) {
-                self.push(
-                    uri_pos,
-                    checks::UNUSED_VARIABLE,
-                    format!(
-                        "variable `{var}` of {} is used by no request, check, text range or projection",
-                        template.as_str()
-                    ),
-                );
+                let (var, template) = ((*var).to_owned(), template.as_str().to_owned());
+                self.raise(uri_pos, Kind::UnusedVariable { var, template });
             }
         }
         let cache = self.cache(def, &template, &params, defaults);
@@ -268,11 +262,17 @@ impl Compiler {
             let mut renamed = true;
             for (arg, var) in &def.args {
                 let problem = match (tool.takes_array(arg), vars.contains(&var.value.as_str())) {
-                    (None, _) => format!("`{}` takes no argument `{arg}`", tool.name),
-                    (_, false) => format!("`{}` is not a variable of {}", var.value, def.uri.value),
+                    (None, _) => Kind::NoSuchArgument {
+                        tool: tool.name.clone(),
+                        arg: arg.clone(),
+                    },
+                    (_, false) => Kind::RenamedNothing {
+                        var: var.value.clone(),
+                        uri: def.uri.value.clone(),
+                    },
                     _ => continue,
                 };
-                c.push(Pos::of(FILE, var), checks::UNBOUND_PLACEHOLDER, problem);
+                c.raise(Pos::of(FILE, var), problem);
                 renamed = false;
             }
             let request = inherited_fetch(&tool.endpoint.request, &def.args, vars);
@@ -318,33 +318,26 @@ impl Compiler {
                         });
                     }
                 }
-                None => self.push(
-                    uri_pos,
-                    checks::UNRULED_VARIABLE,
-                    format!("variable `{var}` has no rule; add `{var}: <rule>` under `params` (or once for every resource, under `variables`)"),
-                ),
+                None => {
+                    let var = (*var).to_owned();
+                    self.raise(uri_pos, Kind::UnruledVariable { var });
+                }
             }
         }
         for (name, rule_name) in &def.params {
             if !vars.contains(&name.as_str()) {
-                self.push(
+                let (name, template) = (name.clone(), template.as_str().to_owned());
+                self.raise(
                     Pos::of(FILE, rule_name),
-                    checks::UNUSED_VARIABLE,
-                    format!(
-                        "`params` names `{name}`, which the template {} does not have",
-                        template.as_str()
-                    ),
+                    Kind::ParamNotInTemplate { name, template },
                 );
             }
         }
         for (name, value) in &def.defaults {
             let pos = Pos::of(FILE, value);
             let Some(param) = params.iter_mut().find(|p| p.name == *name) else {
-                self.push(
-                    pos,
-                    checks::UNUSED_VARIABLE,
-                    format!("`defaults` names `{name}`, which is not a variable of the template"),
-                );
+                let name = name.clone();
+                self.raise(pos, Kind::DefaultNotAVariable { name });
                 continue;
             };
             if !template.query_vars().contains(name) {
@@ -373,14 +366,8 @@ impl Compiler {
                 .iter()
                 .any(|p| !p.rule.is_integer() && in_path(p))
         {
-            self.push(
-                pos,
-                checks::SCOPELESS_ID,
-                format!(
-                    "`{}` addresses a numeric id without a scope; put it under `repo/{{owner}}/{{repo}}/…` or `org/{{org}}/…`",
-                    template.as_str()
-                ),
-            );
+            let template = template.as_str().to_owned();
+            self.raise(pos, Kind::ScopelessId { template });
         }
     }
 
@@ -427,11 +414,10 @@ impl Compiler {
                             expected: p.rule.expected(),
                         },
                     ),
-                    None => self.push(
-                        pos,
-                        checks::UNBOUND_PLACEHOLDER,
-                        format!("`when` names `{var}`, which is not a variable of the template"),
-                    ),
+                    None => {
+                        let var = var.clone();
+                        self.raise(pos, Kind::WhenNotAVariable { var });
+                    }
                 }
             }
             if let Some(value) = self.expression(
@@ -463,14 +449,8 @@ impl Compiler {
     ) -> Option<Shape> {
         let query = template.query_vars();
         if !(query.iter().any(|q| q == PAGE) && query.iter().any(|q| q == LIMIT)) {
-            self.push(
-                Pos::of(FILE, &def.uri),
-                checks::TEMPLATE_SYNTAX,
-                format!(
-                    "{} is a list: its template must end in `{{?{PAGE},{LIMIT}}}` (with any other query variables)",
-                    template.as_str()
-                ),
-            );
+            let template = template.as_str().to_owned();
+            self.raise(Pos::of(FILE, &def.uri), Kind::ListTemplate { template });
         }
         if !def.embed.is_empty() {
             self.raise(Pos::of(FILE, list), Kind::ListWithEmbeds);
@@ -481,14 +461,13 @@ impl Compiler {
         };
         let max_limit = self.tool_ref(FILE, &list.value.tool, tools)?;
         if max_limit < cap {
-            self.push(
-                Pos::of(FILE, &list.value.tool),
-                checks::LIMIT_ABOVE_CAP,
-                format!(
-                    "the cap {cap} is above the largest page of `{}` ({max_limit}): its sentinel's next call could not be made",
-                    list.value.tool.value
-                ),
-            );
+            let tool = list.value.tool.value.clone();
+            let kind = Kind::CapAbovePage {
+                cap,
+                tool,
+                max_limit,
+            };
+            self.raise(Pos::of(FILE, &list.value.tool), kind);
         }
         let tool = tools.get(&list.value.tool.value);
         if def.project.is_some() {
@@ -558,11 +537,12 @@ impl Compiler {
                     }
                     false => format!("it has {}", known.join(", ")),
                 };
-                self.push(
-                    pos.unwrap_or(tool.pos),
-                    checks::PICKED_FIELD,
-                    format!("`{}` projects no field `{missing}`; {has}", tool.name),
-                );
+                let kind = Kind::NoSuchField {
+                    tool: tool.name.clone(),
+                    field: missing.to_owned(),
+                    has,
+                };
+                self.raise(pos.unwrap_or(tool.pos), kind);
                 return None;
             }
         };
@@ -572,14 +552,12 @@ impl Compiler {
             .filter(|a| !vars.contains(a))
             .collect();
         if let Some(arg) = unbound.first() {
-            self.push(
-                tool.pos,
-                checks::UNBOUND_PLACEHOLDER,
-                format!(
-                    "the projection of `{}` reads `{{{arg}}}`, which the resource's URI does not give; declare the resource's own `project`",
-                    tool.name
-                ),
-            );
+            let (tool_name, arg) = (tool.name.clone(), (*arg).to_owned());
+            let kind = Kind::ToolReadsMissing {
+                tool: tool_name,
+                arg,
+            };
+            self.raise(tool.pos, kind);
             return None;
         }
         Some(picked)
@@ -647,8 +625,8 @@ impl Compiler {
                             defined: from.defined,
                         }),
                     ),
-                    Err(unknown) => {
-                        self.push(Pos::of(FILE, from), checks::EXPRESSION, unknown.to_string());
+                    Err(name) => {
+                        self.raise(Pos::of(FILE, from), Kind::UnknownSource { name });
                         (None, None)
                     }
                 },
@@ -731,11 +709,8 @@ impl Compiler {
         };
         let pos = Pos::of(FILE, &md.value.template);
         if let Err(e) = renderer.add(&name, &md.value.template.value) {
-            self.push(
-                pos,
-                checks::MARKDOWN_SYNTAX,
-                format!("markdown template: {e}"),
-            );
+            let why = e.to_string();
+            self.raise(pos, Kind::MarkdownSyntax { why });
             return None;
         }
         let mut fields: HashSet<String> = HashSet::new();
@@ -764,11 +739,8 @@ impl Compiler {
         for var in &reads {
             if !fields.contains(var) {
                 let hint = did_you_mean(var, fields.iter().map(String::as_str));
-                self.push(
-                    pos,
-                    checks::MARKDOWN_FIELD,
-                    format!("the markdown template reads `{var}`, which the projection does not produce{hint}"),
-                );
+                let var = var.clone();
+                self.raise(pos, Kind::MarkdownField { var, hint });
             }
         }
         // The top-level marks of the answer and of `extra` that the template shows: the block
@@ -807,14 +779,8 @@ impl Compiler {
                     .iter()
                     .any(|p| p.rule.is_full_sha() && template.path_vars().any(|v| v == p.name));
                 if !keyed {
-                    self.push(
-                        Pos::of(FILE, class),
-                        checks::MUTABLE_KEY,
-                        format!(
-                            "{} is marked immutable but no path variable is a full 40-hex commit sha",
-                            template.as_str()
-                        ),
-                    );
+                    let template = template.as_str().to_owned();
+                    self.raise(Pos::of(FILE, class), Kind::MutableKey { template });
                 }
                 Cache::Immutable {
                     ttl_ms: defaults.immutable_ttl_ms,
@@ -833,26 +799,19 @@ impl Compiler {
         let rule = def.provisional.as_ref()?;
         let pos = Pos::of(FILE, rule);
         let problem = match (cache, shape) {
-            (Cache::Mutable, _) => Some(
-                "`provisional` applies to immutable resources; a mutable one is never reused"
-                    .to_owned(),
-            ),
+            (Cache::Mutable, _) => Some(Kind::ProvisionalOnMutable),
             (_, Some(Shape::Entity { project, .. }))
                 if !project.field_names().any(|f| f == rule.value.field) =>
             {
-                Some(format!(
-                    "`provisional` reads `{}`, which the projection does not produce",
-                    rule.value.field
-                ))
+                let field = rule.value.field.clone();
+                Some(Kind::ProvisionalField { field })
             }
-            (_, Some(Shape::List { .. })) => {
-                Some("`provisional` applies to an entity, not to a list".to_owned())
-            }
-            _ if rule.value.ttl_ms == 0 => Some("`provisional.ttl_ms` must be positive".to_owned()),
+            (_, Some(Shape::List { .. })) => Some(Kind::ProvisionalOnList),
+            _ if rule.value.ttl_ms == 0 => Some(Kind::ProvisionalTtl),
             _ => None,
         };
-        if let Some(message) = problem {
-            self.push(pos, checks::PROVISIONAL, message);
+        if let Some(kind) = problem {
+            self.raise(pos, kind);
             return None;
         }
         Some(Provisional {
@@ -884,14 +843,8 @@ impl Compiler {
             .find(|r| r.template.as_str() == l.uri.value)
         else {
             let hint = did_you_mean(&l.uri.value, resources.iter().map(|r| r.template.as_str()));
-            self.push(
-                Pos::of(FILE, &l.uri),
-                checks::UNKNOWN_TEMPLATE,
-                format!(
-                    "`{}` is not the template of a resource here{hint}",
-                    l.uri.value
-                ),
-            );
+            let uri = l.uri.value.clone();
+            self.raise(Pos::of(FILE, &l.uri), Kind::UnknownTemplate { uri, hint });
             return None;
         };
         let mut args = Vec::new();
@@ -903,10 +856,10 @@ impl Compiler {
                     args.push((var.to_owned(), field));
                 }
             } else if resource.template.path_vars().any(|v| v == var) {
-                self.push(
+                let (var, uri) = (var.to_owned(), l.uri.value.clone());
+                self.raise(
                     Pos::of(FILE, &l.uri),
-                    checks::UNBOUND_PLACEHOLDER,
-                    format!("the listing gives no value for `{var}` of {}", l.uri.value),
+                    Kind::ListingWithoutValue { var, uri },
                 );
             }
         }
@@ -941,11 +894,8 @@ impl Compiler {
             .filter(|r| r.template.vars().any(|v| v == var))
             .collect();
         if templates.is_empty() {
-            self.push(
-                Pos::of(FILE, def),
-                checks::UNUSED_VARIABLE,
-                format!("`completions` names `{var}`, which no template has"),
-            );
+            let var = var.to_owned();
+            self.raise(Pos::of(FILE, def), Kind::CompletionNotAVariable { var });
             return None;
         }
         // A source may use what was typed (`{value}`) and any variable of a template having `var`.
@@ -1017,23 +967,32 @@ impl Form<'_> {
 }
 
 /// The resource's form, or the rule its keys break and where.
-fn form_of(def: &raw::ResourceDef) -> Result<Form<'_>, (Pos, Kind)> {
+fn form_of(def: &raw::ResourceDef) -> Result<Form<'_>, Box<(Pos, Kind)>> {
     match (&def.fetch, &def.list, &def.tool) {
         (None, None, Some(tool)) => Ok(Form::ToolEntity(tool)),
         (None, Some(list), None) => Ok(Form::List(list)),
         (Some(fetch), None, None) => Ok(Form::Fetched(fetch)),
-        (_, Some(_), Some(tool)) => Err((Pos::of(FILE, tool), Kind::ToolBesideList)),
+        (_, Some(_), Some(tool)) => Err(Box::new((Pos::of(FILE, tool), Kind::ToolBesideList))),
         (Some(fetch), None, Some(tool)) => {
             let tool = tool.value.clone();
-            Err((Pos::of(FILE, fetch), Kind::FetchBesideTool { tool }))
+            Err(Box::new((
+                Pos::of(FILE, fetch),
+                Kind::FetchBesideTool { tool },
+            )))
         }
         (Some(fetch), Some(list), None) => {
             let tool = list.value.tool.value.clone();
-            Err((Pos::of(FILE, fetch), Kind::FetchBesideList { tool }))
+            Err(Box::new((
+                Pos::of(FILE, fetch),
+                Kind::FetchBesideList { tool },
+            )))
         }
         (None, None, None) => {
             let resource = def.name.value.clone();
-            Err((Pos::of(FILE, &def.uri), Kind::NoRequest { resource }))
+            Err(Box::new((
+                Pos::of(FILE, &def.uri),
+                Kind::NoRequest { resource },
+            )))
         }
     }
 }
@@ -1052,13 +1011,9 @@ fn inherited_fetch(
     )
 }
 
-/// A `$name` that names no `with:` request of the resource.
-#[derive(Debug, thiserror::Error)]
-#[error("`${0}` names no `with:` request")]
-struct UnknownSource(String);
-
-/// Splits `$name.rest` into the `with:` source it reads and `$.rest`.
-fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), UnknownSource> {
+/// Splits `$name.rest` into the `with:` source it reads and `$.rest`; the error is a `name`
+/// that names no `with:` request of the resource.
+fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String), String> {
     let rest = text.strip_prefix('$').unwrap_or(text);
     let len = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -1069,7 +1024,7 @@ fn split_source(text: &str, with_names: &[&str]) -> Result<(EmbedSource, String)
     }
     match with_names.iter().position(|n| *n == name) {
         Some(i) => Ok((EmbedSource::With(i), format!("${path}"))),
-        None => Err(UnknownSource(name.to_owned())),
+        None => Err(name.to_owned()),
     }
 }
 

@@ -20,7 +20,6 @@ use crate::engine::request::RequestTemplate;
 use crate::engine::schema::{Check, Schema};
 use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, summary_of};
 use crate::forge::{Accept, Method};
-use crate::manifest::checks;
 use crate::manifest::raw::{self, AcceptDef, ArgLocation};
 use crate::manifest::{FileId, Pos};
 
@@ -93,25 +92,23 @@ impl Compiler {
         // POST is also how some forges compute without changing anything (rendering markdown).
         if annotations.read_only && !matches!(call.method.fixed(), Some(Method::Get | Method::Post))
         {
-            self.push(
-                name_pos,
-                checks::READ_ONLY_WRITE,
-                format!(
-                    "tool `{name}` calls {} but is marked read-only; only GET and POST tools may be",
-                    call.method.fixed().map_or("a method of the caller's choosing", |m| m.as_str())
-                ),
-            );
+            let kind = Kind::ReadOnlyWrite {
+                tool: name.clone(),
+                method: call
+                    .method
+                    .fixed()
+                    .map_or("a method of the caller's choosing", |m| m.as_str())
+                    .to_owned(),
+            };
+            self.raise(name_pos, kind);
         }
         if let Some(why) = body_conflict(&args) {
             let tool = name.clone();
             self.raise(name_pos, Kind::BodyConflict { tool, why });
         }
         if call.method.fixed() == Some(Method::Delete) && !annotations.destructive {
-            self.push(
-                name_pos,
-                checks::DELETE_NOT_DESTRUCTIVE,
-                format!("tool `{name}` calls DELETE; it must be destructive"),
-            );
+            let tool = name.clone();
+            self.raise(name_pos, Kind::DeleteNotDestructive { tool });
         }
         if self.findings.len() != before {
             return None;
@@ -190,9 +187,11 @@ impl Compiler {
         if let Some(call) = call {
             for placeholder in call.placeholders() {
                 if !declared.iter().any(|(n, _)| *n == placeholder) {
-                    self.push(Pos::of(file, &def.call), checks::UNBOUND_PLACEHOLDER, format!(
-                        "`{{{placeholder}}}` in `{}` is not an argument; declare it under `args` (or once for every tool, under `arguments`)", def.call.value
-                    ));
+                    let kind = Kind::UndeclaredArgument {
+                        placeholder: placeholder.to_owned(),
+                        line: def.call.value.clone(),
+                    };
+                    self.raise(Pos::of(file, &def.call), kind);
                 }
             }
         }
@@ -208,16 +207,17 @@ impl Compiler {
             Regex::new("^[a-z][a-z0-9]*(_[a-z0-9]+)*$").expect("a constant pattern compiles")
         });
         if !SNAKE.is_match(name) || name.len() > MAX_TOOL_NAME {
-            self.push(name_pos, checks::TOOL_NAME, format!(
-                "tool name `{name}` must be snake_case (a-z, 0-9, single `_`) and at most {MAX_TOOL_NAME} characters"
-            ));
+            let (name, max) = (name.clone(), MAX_TOOL_NAME);
+            self.raise(name_pos, Kind::ToolName { name, max });
         }
         let summary = summary_of(&def.description);
         if summary.chars().count() > MAX_SUMMARY {
-            self.push(name_pos, checks::LONG_SUMMARY, format!(
-                "the first sentence of `{name}`'s description is {} characters, over {MAX_SUMMARY}: it is what tools/list shows, so keep it short and put details in later sentences",
-                summary.chars().count()
-            ));
+            let kind = Kind::LongSummary {
+                tool: name.clone(),
+                length: summary.chars().count(),
+                max: MAX_SUMMARY,
+            };
+            self.raise(name_pos, kind);
         }
         summary
     }
@@ -272,17 +272,18 @@ impl Compiler {
                     let pos = names
                         .first()
                         .map_or(Pos::start(FileId::Tools), |n| Pos::of(FileId::Tools, n));
-                    self.push(pos, checks::FIELD_TYPE, why.to_string());
+                    self.raise(pos, Kind::FieldTypeWord(why));
                     continue;
                 }
             };
             for name in names {
                 if let Some(earlier) = table.insert(name.value.clone(), ty.clone()) {
-                    self.push(
-                        Pos::of(FileId::Tools, name),
-                        checks::FIELD_TYPE,
-                        format!("`{}` is typed twice, `{earlier}` and `{ty}`", name.value),
-                    );
+                    let kind = Kind::TypedTwice {
+                        name: name.value.clone(),
+                        earlier: earlier.to_string(),
+                        ty: ty.to_string(),
+                    };
+                    self.raise(Pos::of(FileId::Tools, name), kind);
                 }
             }
         }
@@ -319,11 +320,12 @@ impl Compiler {
                         Some(field) => Pos::of(FileId::Tools, field),
                         None => Pos::of(FileId::Tools, &def.name),
                     };
-                    self.push(
-                        pos,
-                        checks::FIELD_TYPE,
-                        format!("tool `{name}`, field `{}`: {}", e.field, e.why),
-                    );
+                    let kind = Kind::FieldUntyped {
+                        tool: name.clone(),
+                        field: e.field.clone(),
+                        why: e.why.to_string(),
+                    };
+                    self.raise(pos, kind);
                 }
                 None
             }
@@ -336,14 +338,10 @@ impl Compiler {
             if !self.field_types_used.contains(&name.value)
                 && self.field_types.contains_key(&name.value)
             {
-                self.push(
-                    Pos::of(FileId::Tools, name),
-                    checks::FIELD_TYPE,
-                    format!(
-                        "field type `{}` is declared but no tool projects a field of that name",
-                        name.value
-                    ),
-                );
+                let kind = Kind::UnusedFieldType {
+                    name: name.value.clone(),
+                };
+                self.raise(Pos::of(FileId::Tools, name), kind);
             }
         }
     }
@@ -368,11 +366,11 @@ impl Compiler {
                 .default_limit
                 .as_ref()
                 .map_or(Pos::of(file, def), |d| Pos::of(file, d));
-            self.push(
-                pos,
-                checks::LIMIT_ABOVE_CAP,
-                format!("default_limit {default_limit} is above max_limit {max_limit}"),
-            );
+            let kind = Kind::DefaultAboveMax {
+                default_limit,
+                max_limit,
+            };
+            self.raise(pos, kind);
             return None;
         }
         let from = match &def.value.from {
@@ -380,11 +378,11 @@ impl Compiler {
             None => None,
         };
         if def.value.page_only && default_limit != max_limit {
-            self.push(
-                Pos::of(file, def),
-                checks::LIMIT_ABOVE_CAP,
-                format!("a `page_only` list has one page size, the forge's: set default_limit and max_limit both to it (now {default_limit} and {max_limit})"),
-            );
+            let kind = Kind::PageOnlySizes {
+                default_limit,
+                max_limit,
+            };
+            self.raise(Pos::of(file, def), kind);
             return None;
         }
         Some(ToolList {
@@ -471,11 +469,8 @@ impl Compiler {
                 return None;
             }
             (None, None) => {
-                self.push(
-                    pos,
-                    checks::UNRULED_VARIABLE,
-                    format!("argument `{name}` has neither `rule` nor `type`"),
-                );
+                let name = name.to_owned();
+                self.raise(pos, Kind::UntypedArgument { name });
                 return None;
             }
         };
