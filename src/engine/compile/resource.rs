@@ -59,18 +59,7 @@ impl Compiler {
     ) -> Option<Resource> {
         let before = self.findings.len();
         let uri_pos = Pos::of(FILE, &def.uri);
-        let template = match UriTemplate::parse(&def.uri.value) {
-            Ok(t) => t,
-            Err(e) => {
-                let (uri, why) = (def.uri.value.clone(), e.to_string());
-                let kind = match e {
-                    TemplateError::Scheme(_) => Kind::TemplateScheme { uri, why },
-                    _ => Kind::TemplateSyntax { uri, why },
-                };
-                self.raise(uri_pos, kind);
-                return None;
-            }
-        };
+        let template = self.template(def)?;
         let vars: Vec<&str> = template.vars().collect();
         let params = self.params(def, &template, &vars);
         // Judged only when every variable has a rule, so one mistake gives one finding.
@@ -87,49 +76,12 @@ impl Compiler {
             }
         };
         let (primary, inherited) = self.primary_line(def, &form, tools, &vars)?;
-        // Requests: the primary one, its fallbacks, the concurrent `with:` ones, embed fetches.
         let mut used: HashSet<String> = HashSet::new();
-        let mut lines: Vec<&Spanned<String>> = vec![&primary];
-        lines.extend(def.fallback.iter().map(|f| &f.value.fetch));
-        lines.extend(def.with.values());
-        lines.extend(def.embed.values().filter_map(|e| e.value.fetch.as_ref()));
-        let mut inherited = Some(inherited);
-        let mut compiled = Vec::new();
-        for line in &lines {
-            // The primary request of a resource read through its tool is that tool's, renamed.
-            let request = match inherited.take().flatten() {
-                Some(t) => Some(t),
-                None => self.request(FILE, line),
-            };
-            if let Some(t) = request {
-                if !t.method.is_get() {
-                    let line_text = line.value.clone();
-                    self.raise(
-                        Pos::of(FILE, *line),
-                        Kind::ResourceWrites { line: line_text },
-                    );
-                }
-                self.placeholders(FILE, line, &t, &vars, template.as_str());
-                used.extend(t.placeholders().map(str::to_owned));
-                compiled.push(Some(t));
-            } else {
-                compiled.push(None);
-            }
-        }
-        let mut compiled = compiled.into_iter();
-        let fetch = compiled.next().flatten();
-        let fallbacks: Vec<(RequestTemplate, String)> = def
-            .fallback
-            .iter()
-            .zip(compiled.by_ref())
-            .filter_map(|(f, t)| t.map(|t| (t, f.value.answered_as.clone())))
-            .collect();
-        let with: Vec<(String, RequestTemplate)> = def
-            .with
-            .keys()
-            .zip(compiled.by_ref())
-            .filter_map(|(name, t)| t.map(|t| (name.clone(), t)))
-            .collect();
+        let Requests {
+            fetch,
+            fallbacks,
+            with,
+        } = self.requests(def, &primary, inherited, &template, &vars, &mut used);
         let with_names: Vec<&str> = def.with.keys().map(String::as_str).collect();
         if !def.fallback.is_empty() && def.answered_as.is_none() {
             self.raise(Pos::of(FILE, &primary), Kind::FallbackWithoutAnsweredAs);
@@ -209,6 +161,81 @@ impl Compiler {
             tool: def.tool.as_ref().map(|t| t.value.clone()),
             withheld: None,
         })
+    }
+
+    fn template(&mut self, def: &raw::ResourceDef) -> Option<UriTemplate> {
+        match UriTemplate::parse(&def.uri.value) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let (uri, why) = (def.uri.value.clone(), e.to_string());
+                let kind = match e {
+                    TemplateError::Scheme(_) => Kind::TemplateScheme { uri, why },
+                    _ => Kind::TemplateSyntax { uri, why },
+                };
+                self.raise(Pos::of(FILE, &def.uri), kind);
+                None
+            }
+        }
+    }
+
+    /// The resource's requests — the primary one (`primary`, or its tool's compiled request,
+    /// `inherited`), its fallbacks, the concurrent `with:` ones — and the embeds' fetches
+    /// checked; the variables they read are added to `used`.
+    fn requests(
+        &mut self,
+        def: &raw::ResourceDef,
+        primary: &Spanned<String>,
+        inherited: Option<RequestTemplate>,
+        template: &UriTemplate,
+        vars: &[&str],
+        used: &mut HashSet<String>,
+    ) -> Requests {
+        let mut lines: Vec<&Spanned<String>> = vec![primary];
+        lines.extend(def.fallback.iter().map(|f| &f.value.fetch));
+        lines.extend(def.with.values());
+        lines.extend(def.embed.values().filter_map(|e| e.value.fetch.as_ref()));
+        let mut inherited = Some(inherited);
+        let mut compiled = Vec::new();
+        for line in &lines {
+            // The primary request of a resource read through its tool is that tool's, renamed.
+            let request = match inherited.take().flatten() {
+                Some(t) => Some(t),
+                None => self.request(FILE, line),
+            };
+            if let Some(t) = request {
+                if !t.method.is_get() {
+                    let line_text = line.value.clone();
+                    self.raise(
+                        Pos::of(FILE, *line),
+                        Kind::ResourceWrites { line: line_text },
+                    );
+                }
+                self.placeholders(FILE, line, &t, vars, template.as_str());
+                used.extend(t.placeholders().map(str::to_owned));
+                compiled.push(Some(t));
+            } else {
+                compiled.push(None);
+            }
+        }
+        let mut compiled = compiled.into_iter();
+        let fetch = compiled.next().flatten();
+        let fallbacks = def
+            .fallback
+            .iter()
+            .zip(compiled.by_ref())
+            .filter_map(|(f, t)| t.map(|t| (t, f.value.answered_as.clone())))
+            .collect();
+        let with = def
+            .with
+            .keys()
+            .zip(compiled.by_ref())
+            .filter_map(|(name, t)| t.map(|t| (name.clone(), t)))
+            .collect();
+        Requests {
+            fetch,
+            fallbacks,
+            with,
+        }
     }
 
     /// The resource's `text:` block, and the variables it uses.
@@ -513,6 +540,98 @@ impl Compiler {
         })
     }
 
+    /// One `embed:` entry of an entity: a list inside it, read from the primary answer, a
+    /// `with:` answer or its own fetch, its items its tool's unless it projects its own.
+    #[allow(clippy::too_many_arguments)]
+    fn embed(
+        &mut self,
+        field: &str,
+        embed: &Spanned<raw::EmbedDef>,
+        defaults: &Defaults,
+        tools: &ToolRefs,
+        with_names: &[&str],
+        vars: &[&str],
+        used: &mut HashSet<String>,
+    ) -> Option<Embed> {
+        let e = &embed.value;
+        let pos = Pos::of(FILE, embed);
+        let cap = match &e.cap {
+            Some(cap) => self.positive(FILE, cap),
+            None => Some(defaults.cap),
+        };
+        let tool_max_limit = self.tool_ref(FILE, &e.tool, tools);
+        // `from` may start with `$name` to read a `with:` answer instead of the primary one.
+        let (source, from) = match (&e.fetch, &e.from) {
+            (Some(line), from) => (
+                RequestTemplate::parse(&line.value)
+                    .ok()
+                    .map(EmbedSource::Fetch),
+                from.clone(),
+            ),
+            (None, Some(from)) => match split_source(&from.value, with_names) {
+                Ok((source, rest)) => (
+                    Some(source),
+                    Some(Spanned {
+                        value: rest,
+                        referenced: from.referenced,
+                        defined: from.defined,
+                    }),
+                ),
+                Err(name) => {
+                    self.raise(Pos::of(FILE, from), Kind::UnknownSource { name });
+                    (None, None)
+                }
+            },
+            (None, None) => {
+                let field = field.to_owned();
+                self.raise(pos, Kind::EmbedWithoutSource { field });
+                (None, None)
+            }
+        };
+        if e.keep == Keep::Newest && e.fetch.is_none() {
+            let field = field.to_owned();
+            self.raise(pos, Kind::NewestWithoutFetch { field });
+        }
+        let from = match &from {
+            Some(p) => self.json_path(FILE, p),
+            None => None,
+        };
+        let total = match &e.total {
+            Some(p) => self.json_path(FILE, p),
+            None => None,
+        };
+        // Like a list's, an embed's items are its tool's unless it projects its own.
+        let item = match (&e.project, e.fields.first()) {
+            (Some(_), Some(picked)) => {
+                let field = field.to_owned();
+                self.raise(
+                    Pos::of(FILE, picked),
+                    Kind::EmbedFieldsAndProjection { field },
+                );
+                None
+            }
+            (Some(p), None) => self.projection(FILE, p, &[], vars),
+            (None, _) => tools
+                .get(&e.tool.value)
+                .and_then(|tool| self.picked_items(tool, &e.fields, vars)),
+        };
+        if let Some(item) = &item {
+            used.extend(item.args().into_iter().map(str::to_owned));
+        }
+        Some(Embed {
+            field: field.to_owned(),
+            source: source?,
+            from,
+            total,
+            cap: cap?,
+            keep: e.keep,
+            window: e.window,
+            tool: e.tool.value.clone(),
+            tool_max_limit: tool_max_limit?,
+            item: item?,
+        })
+    }
+
     /// The item projection a list resource takes from its tool: the fields `fields` names, or
     /// all of them.
     fn picked_items(
@@ -599,90 +718,13 @@ impl Compiler {
         if let Some(p) = &project {
             used.extend(p.args().into_iter().map(str::to_owned));
         }
-        let mut embeds = Vec::new();
-        for (field, embed) in &def.embed {
-            let e = &embed.value;
-            let pos = Pos::of(FILE, embed);
-            let cap = match &e.cap {
-                Some(cap) => self.positive(FILE, cap),
-                None => Some(defaults.cap),
-            };
-            let tool_max_limit = self.tool_ref(FILE, &e.tool, tools);
-            // `from` may start with `$name` to read a `with:` answer instead of the primary one.
-            let (source, from) = match (&e.fetch, &e.from) {
-                (Some(line), from) => (
-                    RequestTemplate::parse(&line.value)
-                        .ok()
-                        .map(EmbedSource::Fetch),
-                    from.clone(),
-                ),
-                (None, Some(from)) => match split_source(&from.value, with_names) {
-                    Ok((source, rest)) => (
-                        Some(source),
-                        Some(Spanned {
-                            value: rest,
-                            referenced: from.referenced,
-                            defined: from.defined,
-                        }),
-                    ),
-                    Err(name) => {
-                        self.raise(Pos::of(FILE, from), Kind::UnknownSource { name });
-                        (None, None)
-                    }
-                },
-                (None, None) => {
-                    let field = field.clone();
-                    self.raise(pos, Kind::EmbedWithoutSource { field });
-                    (None, None)
-                }
-            };
-            if e.keep == Keep::Newest && e.fetch.is_none() {
-                let field = field.clone();
-                self.raise(pos, Kind::NewestWithoutFetch { field });
-            }
-            let from = match &from {
-                Some(p) => self.json_path(FILE, p),
-                None => None,
-            };
-            let total = match &e.total {
-                Some(p) => self.json_path(FILE, p),
-                None => None,
-            };
-            // Like a list's, an embed's items are its tool's unless it projects its own.
-            let item = match (&e.project, e.fields.first()) {
-                (Some(_), Some(picked)) => {
-                    let field = field.clone();
-                    self.raise(
-                        Pos::of(FILE, picked),
-                        Kind::EmbedFieldsAndProjection { field },
-                    );
-                    None
-                }
-                (Some(p), None) => self.projection(FILE, p, &[], vars),
-                (None, _) => tools
-                    .get(&e.tool.value)
-                    .and_then(|tool| self.picked_items(tool, &e.fields, vars)),
-            };
-            if let Some(item) = &item {
-                used.extend(item.args().into_iter().map(str::to_owned));
-            }
-            if let (Some(source), Some(cap), Some(tool_max_limit), Some(item)) =
-                (source, cap, tool_max_limit, item)
-            {
-                embeds.push(Embed {
-                    field: field.clone(),
-                    source,
-                    from,
-                    total,
-                    cap,
-                    keep: e.keep,
-                    window: e.window,
-                    tool: e.tool.value.clone(),
-                    tool_max_limit,
-                    item,
-                });
-            }
-        }
+        let embeds = def
+            .embed
+            .iter()
+            .filter_map(|(field, embed)| {
+                self.embed(field, embed, defaults, tools, with_names, vars, used)
+            })
+            .collect();
         Some(Shape::Entity {
             project: project?,
             embeds,
@@ -964,6 +1006,14 @@ impl Form<'_> {
             Form::List(list) => Some(&list.value.tool),
         }
     }
+}
+
+/// A resource's compiled requests: the primary one (absent when its line does not compile),
+/// its fallbacks with what each answers as, and the `with:` ones by name.
+struct Requests {
+    fetch: Option<RequestTemplate>,
+    fallbacks: Vec<(RequestTemplate, String)>,
+    with: Vec<(String, RequestTemplate)>,
 }
 
 /// The resource's form, or the rule its keys break and where.

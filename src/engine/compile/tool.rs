@@ -82,34 +82,7 @@ impl Compiler {
         let secrets = self.secrets(file, &def.secrets);
         let scope = self.tool_scope(def);
         let call = call?;
-        let mut annotations = Annotations::for_method(call.method.fixed());
-        if let Some(a) = &def.annotations {
-            annotations.read_only = a.read_only.unwrap_or(annotations.read_only);
-            annotations.destructive = a.destructive.unwrap_or(annotations.destructive);
-            annotations.idempotent = a.idempotent.unwrap_or(annotations.idempotent);
-            annotations.open_world = a.open_world.unwrap_or(annotations.open_world);
-        }
-        // POST is also how some forges compute without changing anything (rendering markdown).
-        if annotations.read_only && !matches!(call.method.fixed(), Some(Method::Get | Method::Post))
-        {
-            let kind = Kind::ReadOnlyWrite {
-                tool: name.clone(),
-                method: call
-                    .method
-                    .fixed()
-                    .map_or("a method of the caller's choosing", |m| m.as_str())
-                    .to_owned(),
-            };
-            self.raise(name_pos, kind);
-        }
-        if let Some(why) = body_conflict(&args) {
-            let tool = name.clone();
-            self.raise(name_pos, Kind::BodyConflict { tool, why });
-        }
-        if call.method.fixed() == Some(Method::Delete) && !annotations.destructive {
-            let tool = name.clone();
-            self.raise(name_pos, Kind::DeleteNotDestructive { tool });
-        }
+        let annotations = self.annotations(def, &call, &args);
         if self.findings.len() != before {
             return None;
         }
@@ -196,6 +169,47 @@ impl Compiler {
             }
         }
         args
+    }
+
+    /// The tool's annotations: its method's, as the manifest overrides them, checked against
+    /// the method and the arguments.
+    fn annotations(
+        &mut self,
+        def: &raw::ToolDef,
+        call: &RequestTemplate,
+        args: &[Arg],
+    ) -> Annotations {
+        let name = &def.name.value;
+        let name_pos = Pos::of(FileId::Tools, &def.name);
+        let mut annotations = Annotations::for_method(call.method.fixed());
+        if let Some(a) = &def.annotations {
+            annotations.read_only = a.read_only.unwrap_or(annotations.read_only);
+            annotations.destructive = a.destructive.unwrap_or(annotations.destructive);
+            annotations.idempotent = a.idempotent.unwrap_or(annotations.idempotent);
+            annotations.open_world = a.open_world.unwrap_or(annotations.open_world);
+        }
+        // POST is also how some forges compute without changing anything (rendering markdown).
+        if annotations.read_only && !matches!(call.method.fixed(), Some(Method::Get | Method::Post))
+        {
+            let kind = Kind::ReadOnlyWrite {
+                tool: name.clone(),
+                method: call
+                    .method
+                    .fixed()
+                    .map_or("a method of the caller's choosing", |m| m.as_str())
+                    .to_owned(),
+            };
+            self.raise(name_pos, kind);
+        }
+        if let Some(why) = body_conflict(args) {
+            let tool = name.clone();
+            self.raise(name_pos, Kind::BodyConflict { tool, why });
+        }
+        if call.method.fixed() == Some(Method::Delete) && !annotations.destructive {
+            let tool = name.clone();
+            self.raise(name_pos, Kind::DeleteNotDestructive { tool });
+        }
+        annotations
     }
 
     /// A tool's name is snake_case and short; the first sentence of its description (what
