@@ -417,19 +417,23 @@ mod tests {
         } else {
             resources
         };
+        compiled(
+            &format!("{SHARED}resources:\n{resources}"),
+            &format!("{TOOLS}{tool}"),
+            "{}",
+        )
+    }
+
+    /// What compiling these three manifests (resources, tools, search) finds: (code, message).
+    fn compiled(resources: &str, tools: &str, search: &str) -> Vec<(Code, String)> {
+        let source = |name: &str, text: &str| Source {
+            name: name.into(),
+            text: text.into(),
+        };
         let sources = Sources {
-            resources: Source {
-                name: "r.yaml".into(),
-                text: format!("{SHARED}resources:\n{resources}"),
-            },
-            tools: Source {
-                name: "t.yaml".into(),
-                text: format!("{TOOLS}{tool}"),
-            },
-            search: Source {
-                name: "s.yaml".into(),
-                text: "{}".into(),
-            },
+            resources: source("r.yaml", resources),
+            tools: source("t.yaml", tools),
+            search: source("s.yaml", search),
             catalog: None,
         };
         let manifests = crate::manifest::parse(&sources).expect("the manifests parse");
@@ -589,5 +593,605 @@ mod tests {
                 kind.code()
             );
         }
+    }
+
+    /// That `found` holds a finding with `kind`'s code whose message begins with its words.
+    fn assert_raised(found: &[(Code, String)], kind: &Kind) {
+        let words = kind.to_string();
+        assert!(
+            found
+                .iter()
+                .any(|(code, message)| *code == kind.code() && message.starts_with(&words)),
+            "{kind:?}: expected {} {words:?}, found {found:#?}",
+            kind.code()
+        );
+    }
+
+    /// The other rules, each broken once in whole manifests: the name tables, the error table,
+    /// templates and requests, variables, expressions and marks, caching, pages, tool names and
+    /// output types. As above, a quoted reason or hint is given empty.
+    #[test]
+    fn each_other_rule_raises_its_own_kind() {
+        let fetched = format!("{THING}    fetch: GET /things/{{owner}}/{{id}}\n");
+        let listed = format!("{THINGS}    list: {{tool: list_things}}\n");
+        let resources = |entries: &str| format!("{SHARED}resources:\n{entries}");
+        let tools = |added: &str| format!("{TOOLS}{added}");
+        let sound = resources(&fetched);
+        let shared = |more: &str| format!("{SHARED}{more}resources:\n{fetched}");
+        // A `name` that is a full commit sha: `owner` keys an immutable resource.
+        let by_sha = |entries: &str| {
+            let rules = SHARED.replace("[a-z]+", "[0-9a-f]{40}");
+            format!("{rules}resources:\n{entries}    cache: immutable\n")
+        };
+        let none = String::new;
+        let cases: Vec<(String, String, Kind)> = vec![
+            (
+                sound.clone(),
+                tools(&tool("size: {description: S.}")),
+                Kind::UntypedArgument { name: name("size") },
+            ),
+            // Names declared twice, and names that name nothing.
+            (
+                sound.clone(),
+                tools(
+                    "      - {name: get_thing, title: Again, description: Again., call: GET /again}\n",
+                ),
+                Kind::DuplicateTool {
+                    tool: name("get_thing"),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}{}",
+                    fetched.replace("/thing/", "/other/")
+                )),
+                tools(""),
+                Kind::DuplicateTemplate {
+                    resource: name("thing"),
+                    template: name("forgejo://repo/{owner}/other/{id}"),
+                    other: name("thing"),
+                    other_template: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}{}",
+                    fetched
+                        .replace("name: thing", "name: other")
+                        .replace("{id}", "{n}")
+                        .replace("id: id", "n: id")
+                )),
+                tools(""),
+                Kind::RouteConflict {
+                    template: name("forgejo://repo/{owner}/thing/{n}"),
+                    with: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            (
+                sound.clone(),
+                format!("core: [list_thigns]\n{TOOLS}"),
+                Kind::CoreNotATool {
+                    name: name("list_thigns"),
+                    hint: name(" (did you mean `list_things`?)"),
+                },
+            ),
+            (
+                sound.clone(),
+                format!("core: [get_thing, get_thing]\n{TOOLS}"),
+                Kind::CoreTwice {
+                    name: name("get_thing"),
+                },
+            ),
+            (
+                sound.clone(),
+                format!("search:\n  synonyms:\n    pr: []\n{TOOLS}"),
+                Kind::EmptySynonym { word: name("pr") },
+            ),
+            (
+                sound.clone(),
+                format!("rules:\n  id: {{type: integer}}\n{TOOLS}"),
+                Kind::DuplicateRule { name: name("id") },
+            ),
+            (
+                format!(
+                    "{}resources:\n{fetched}",
+                    SHARED.replace(
+                        "rules:\n",
+                        "rules:\n  few: {type: integer, minimum: 3, maximum: 1}\n"
+                    )
+                ),
+                tools(""),
+                Kind::BadRule {
+                    name: name("few"),
+                    why: name("minimum 3 is above maximum 1"),
+                },
+            ),
+            (
+                resources(&fetched.replace("owner: name,", "owner: nmae,")),
+                tools(""),
+                Kind::UnknownRule {
+                    name: name("nmae"),
+                    hint: name(" (did you mean `name`?)"),
+                },
+            ),
+            (
+                resources(&listed.replace("tool: list_things", "tool: list_thing")),
+                tools(""),
+                Kind::UnknownTool {
+                    name: name("list_thing"),
+                    hint: name(" (did you mean `list_things`?)"),
+                },
+            ),
+            (
+                format!(
+                    "{SHARED}listing:\n  - {{fetch: GET /user/things, uri: 'forgejo://nowhere', args: {{}}, name: $.name}}\nresources:\n{fetched}"
+                ),
+                tools(""),
+                Kind::UnknownTemplate {
+                    uri: name("forgejo://nowhere"),
+                    hint: none(),
+                },
+            ),
+            // The error table.
+            (
+                format!(
+                    "{}resources:\n{fetched}",
+                    SHARED.replace("\"404\": not_found", "\"404\": gone")
+                ),
+                tools(""),
+                Kind::NotAReason {
+                    name: name("gone"),
+                    hint: none(),
+                },
+            ),
+            (
+                format!(
+                    "{}resources:\n{fetched}",
+                    SHARED.replace("\"404\"", "\"40x\"")
+                ),
+                tools(""),
+                Kind::StatusKey { key: name("40x") },
+            ),
+            (
+                format!(
+                    "{}resources:\n{fetched}",
+                    SHARED.replace("rate_limited: -32603, ", "")
+                ),
+                tools(""),
+                Kind::NoCode {
+                    reason: name("rate_limited"),
+                },
+            ),
+            (
+                shared("  hints: {not_found: {someday: Later.}}\n"),
+                tools(""),
+                Kind::UnknownSituation {
+                    reason: name("not_found"),
+                    situation: name("someday"),
+                    known: none(),
+                },
+            ),
+            (
+                shared("  hints: {gone: Gone.}\n"),
+                tools(""),
+                Kind::HintForNoReason { name: name("gone") },
+            ),
+            // Templates and request lines.
+            (
+                resources(&fetched.replace("forgejo://", "https://")),
+                tools(""),
+                Kind::TemplateScheme {
+                    uri: name("https://repo/{owner}/thing/{id}"),
+                    why: none(),
+                },
+            ),
+            (
+                resources(&fetched.replace("thing/{id}", "thing/x{id}")),
+                tools(""),
+                Kind::TemplateSyntax {
+                    uri: name("forgejo://repo/{owner}/thing/x{id}"),
+                    why: none(),
+                },
+            ),
+            (
+                resources(
+                    &listed
+                        .replace("{?page,limit,q}", "{?q}")
+                        .replace(" page: id, limit: id,", ""),
+                ),
+                tools(""),
+                Kind::ListTemplate {
+                    template: name("forgejo://repo/{owner}/things{?q}"),
+                },
+            ),
+            (
+                resources(&fetched.replace("GET /things", "FETCH /things")),
+                tools(""),
+                Kind::RequestSyntax {
+                    line: name("FETCH /things/{owner}/{id}"),
+                    why: none(),
+                },
+            ),
+            (
+                resources(&fetched.replace("GET /things", "POST /things")),
+                tools(""),
+                Kind::ResourceWrites {
+                    line: name("POST /things/{owner}/{id}"),
+                },
+            ),
+            (
+                resources(
+                    &fetched
+                        .replace("repo/{owner}/thing/{id}", "thing/{id}")
+                        .replace("{owner: name, id: id}", "{id: id}")
+                        .replace("/things/{owner}/{id}", "/things/{id}"),
+                ),
+                tools(""),
+                Kind::ScopelessId {
+                    template: name("forgejo://thing/{id}"),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    cache: immutable\n")),
+                tools(""),
+                Kind::MutableKey {
+                    template: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            // Variables: each read is given, each given is read, each has a rule.
+            (
+                resources(&fetched.replace("{owner}/{id}\n", "{owner}/{id}/{part}\n")),
+                tools(""),
+                Kind::UnboundPlaceholder {
+                    placeholder: name("part"),
+                    line: name("GET /things/{owner}/{id}/{part}"),
+                    owner: name("forgejo://repo/{owner}/thing/{id}"),
+                    hint: none(),
+                },
+            ),
+            (
+                sound.clone(),
+                tools(
+                    "      - {name: make_thing, title: M, description: Makes., call: 'POST /things/{owner}/{id}', args: {owner: {rule: name}}}\n",
+                ),
+                Kind::UndeclaredArgument {
+                    placeholder: name("id"),
+                    line: name("POST /things/{owner}/{id}"),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    text: {{start_line: line}}\n")),
+                tools(""),
+                Kind::NotAVariable {
+                    what: name("`text`"),
+                    name: name("line"),
+                    hint: none(),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{THING}    tool: get_thing\n    args: {{colour: id}}\n"
+                )),
+                tools(""),
+                Kind::NoSuchArgument {
+                    tool: name("get_thing"),
+                    arg: name("colour"),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{THING}    tool: get_thing\n    args: {{id: nid}}\n"
+                )),
+                tools(""),
+                Kind::RenamedNothing {
+                    var: name("nid"),
+                    uri: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}    checks: [{{value: $.kind, equals: x, when: {{kind: issue}}}}]\n"
+                )),
+                tools(""),
+                Kind::WhenNotAVariable { var: name("kind") },
+            ),
+            (
+                // The tool's items show its argument `q`, which the list's URI does not have.
+                resources(&listed.replace(",q}", "}").replace(", q: name", "")),
+                TOOLS.replace(
+                    "list: {}",
+                    "list: {}\n        project: {q: '{q}'}\n        field_types: {string: [q]}",
+                ),
+                Kind::ToolReadsMissing {
+                    tool: name("list_things"),
+                    arg: name("q"),
+                },
+            ),
+            (
+                format!(
+                    "{SHARED}listing:\n  - {{fetch: GET /user/things, uri: 'forgejo://repo/{{owner}}/thing/{{id}}', args: {{owner: $.owner}}, name: $.name}}\nresources:\n{fetched}"
+                ),
+                tools(""),
+                Kind::ListingWithoutValue {
+                    var: name("id"),
+                    uri: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            (
+                resources(&fetched.replace("{owner}/{id}\n", "{owner}\n")),
+                tools(""),
+                Kind::UnusedVariable {
+                    var: name("id"),
+                    template: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            (
+                resources(&fetched.replace("id: id}", "id: id, q: name}")),
+                tools(""),
+                Kind::ParamNotInTemplate {
+                    name: name("q"),
+                    template: name("forgejo://repo/{owner}/thing/{id}"),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    defaults: {{colour: red}}\n")),
+                tools(""),
+                Kind::DefaultNotAVariable {
+                    name: name("colour"),
+                },
+            ),
+            (
+                format!("{SHARED}completions:\n  colour: {{sources: []}}\nresources:\n{fetched}"),
+                tools(""),
+                Kind::CompletionNotAVariable {
+                    var: name("colour"),
+                },
+            ),
+            (
+                resources(&fetched.replace("{owner: name, id: id}", "{owner: name}")),
+                tools(""),
+                Kind::UnruledVariable { var: name("id") },
+            ),
+            // Expressions, paths and marks.
+            (
+                resources(&format!("{fetched}    project: {{a: $.a | shout}}\n")),
+                tools(""),
+                Kind::Expression {
+                    what: name("a"),
+                    why: none(),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    project: {{a: '$.x[?'}}\n")),
+                tools(""),
+                Kind::ExpressionPath {
+                    what: name("a"),
+                    why: none(),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    secrets: ['$.x[?']\n")),
+                tools(""),
+                Kind::JsonPath {
+                    path: name("$.x[?"),
+                    why: none(),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    project: {{kind: '{{knd}}'}}\n")),
+                tools(""),
+                Kind::ReadsNoVariable {
+                    what: name("kind"),
+                    arg: name("knd"),
+                    hint: none(),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}    embed:\n      more: {{from: $other.items, tool: list_things}}\n"
+                )),
+                tools(""),
+                Kind::UnknownSource {
+                    name: name("other"),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}    project: {{body: '$.body | untrusted(writer)'}}\n"
+                )),
+                tools(""),
+                Kind::UnknownAuthor {
+                    field: name("body"),
+                    path: name("writer"),
+                },
+            ),
+            (
+                resources(&format!("{fetched}    text: {{untrusted: author}}\n")),
+                tools(""),
+                Kind::TextAuthor,
+            ),
+            (
+                // Two ways of showing the text.
+                resources(&format!(
+                    "{fetched}    text: {{untrusted: 'plain, markdown'}}\n"
+                )),
+                tools(""),
+                Kind::TextMark { why: none() },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}    project: {{a: $.a}}\n    markdown: {{template: '{{{{ a '}}\n"
+                )),
+                tools(""),
+                Kind::MarkdownSyntax { why: none() },
+            ),
+            (
+                resources(&format!(
+                    "{fetched}    project: {{body: $.body}}\n    markdown: {{template: '{{{{ bdy }}}}'}}\n"
+                )),
+                tools(""),
+                Kind::MarkdownField {
+                    var: name("bdy"),
+                    hint: none(),
+                },
+            ),
+            (
+                resources(&format!(
+                    "{THING}    tool: get_thing\n    fields: [colour]\n"
+                )),
+                tools(""),
+                Kind::NoSuchField {
+                    tool: name("get_thing"),
+                    field: name("colour"),
+                    has: name("it has id, name"),
+                },
+            ),
+            // Caching.
+            (
+                resources(&format!(
+                    "{fetched}    provisional: {{field: state, in: [pending], ttl_ms: 1000}}\n"
+                )),
+                tools(""),
+                Kind::ProvisionalOnMutable,
+            ),
+            (
+                by_sha(&format!(
+                    "{fetched}    project: {{status: $.status}}\n    provisional: {{field: state, in: [pending], ttl_ms: 1000}}\n"
+                )),
+                tools(""),
+                Kind::ProvisionalField {
+                    field: name("state"),
+                },
+            ),
+            (
+                by_sha(&format!(
+                    "{listed}    provisional: {{field: state, in: [pending], ttl_ms: 1000}}\n"
+                )),
+                tools(""),
+                Kind::ProvisionalOnList,
+            ),
+            (
+                by_sha(&format!(
+                    "{fetched}    project: {{state: $.state}}\n    provisional: {{field: state, in: [pending], ttl_ms: 0}}\n"
+                )),
+                tools(""),
+                Kind::ProvisionalTtl,
+            ),
+            // Pages.
+            (
+                resources(&listed.replace("list_things}", "list_things, cap: 0}")),
+                tools(""),
+                Kind::ZeroCap,
+            ),
+            (
+                resources(&listed.replace("list_things}", "list_things, cap: 60}")),
+                tools(""),
+                Kind::CapAbovePage {
+                    cap: 60,
+                    tool: name("list_things"),
+                    max_limit: 50,
+                },
+            ),
+            (
+                sound.clone(),
+                TOOLS.replace("list: {}", "list: {default_limit: 60, max_limit: 50}"),
+                Kind::DefaultAboveMax {
+                    default_limit: 60,
+                    max_limit: 50,
+                },
+            ),
+            (
+                sound.clone(),
+                TOOLS.replace(
+                    "list: {}",
+                    "list: {page_only: true, default_limit: 10, max_limit: 50}",
+                ),
+                Kind::PageOnlySizes {
+                    default_limit: 10,
+                    max_limit: 50,
+                },
+            ),
+            // A tool's name, summary and annotations.
+            (
+                sound.clone(),
+                tools(
+                    "      - {name: put_thing, title: Put, description: Replaces., call: PUT /things, annotations: {read_only: true}}\n",
+                ),
+                Kind::ReadOnlyWrite {
+                    tool: name("put_thing"),
+                    method: name("PUT"),
+                },
+            ),
+            (
+                sound.clone(),
+                tools(
+                    "      - {name: drop_thing, title: Drop, description: Drops., call: DELETE /things, annotations: {destructive: false}}\n",
+                ),
+                Kind::DeleteNotDestructive {
+                    tool: name("drop_thing"),
+                },
+            ),
+            (
+                sound.clone(),
+                TOOLS.replace("name: list_things", "name: ListThings"),
+                Kind::ToolName {
+                    name: name("ListThings"),
+                    max: 64,
+                },
+            ),
+            (
+                sound.clone(),
+                tools(&format!(
+                    "      - {{name: long_thing, title: L, description: {}., call: GET /l}}\n",
+                    "a".repeat(250)
+                )),
+                Kind::LongSummary {
+                    tool: name("long_thing"),
+                    length: 251,
+                    max: 200,
+                },
+            ),
+            // Output types.
+            (
+                sound.clone(),
+                format!("field_types: {{long: [name]}}\n{TOOLS}"),
+                Kind::FieldTypeWord(Untyped::UnknownType(name("long"))),
+            ),
+            (
+                sound.clone(),
+                format!("field_types: {{integer: [size], string: [size]}}\n{TOOLS}"),
+                Kind::TypedTwice {
+                    name: name("size"),
+                    earlier: name("integer"),
+                    ty: name("string"),
+                },
+            ),
+            (
+                sound.clone(),
+                tools(
+                    "      - {name: get_size, title: S, description: Sizes., call: GET /size, project: {size: $.size}}\n",
+                ),
+                Kind::FieldUntyped {
+                    tool: name("get_size"),
+                    field: name("size"),
+                    why: none(),
+                },
+            ),
+            (
+                sound.clone(),
+                format!("field_types: {{integer: [size]}}\n{TOOLS}"),
+                Kind::UnusedFieldType { name: name("size") },
+            ),
+        ];
+        for (resources, tools, kind) in &cases {
+            assert_raised(&compiled(resources, tools, "{}"), kind);
+        }
+        // search.yaml's synonyms are held to the same rule as the tool manifest's.
+        let found = compiled(
+            &sound,
+            TOOLS,
+            "search:\n  synonyms:\n    '': [pull request]\n",
+        );
+        assert_raised(&found, &Kind::EmptySynonym { word: none() });
     }
 }
