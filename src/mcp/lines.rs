@@ -103,12 +103,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for JsonLines<R> {
             if this.ended {
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; 8192];
-            let mut read = ReadBuf::new(&mut chunk);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+            // Read straight into the unsearched tail: no buffer to zero and copy per read.
+            this.partial.reserve(8192);
+            match tokio_util::io::poll_read_buf(Pin::new(&mut this.inner), cx, &mut this.partial) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(())) if read.filled().is_empty() => {
+                Poll::Ready(Ok(0)) => {
                     // The end: a last line without its newline is judged all the same.
                     this.ended = true;
                     let last = std::mem::take(&mut this.partial);
@@ -118,10 +118,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for JsonLines<R> {
                         false => {}
                     }
                 }
-                Poll::Ready(Ok(())) => {
-                    this.partial.extend_from_slice(read.filled());
-                    this.split();
-                }
+                Poll::Ready(Ok(_)) => this.split(),
             }
         }
     }
