@@ -87,7 +87,7 @@ impl Compiler {
             return None;
         }
         let project = project?;
-        let item_schema = item_schema?.to_string().into_boxed_str();
+        let item_schema = item_schema?.into_boxed_str();
         // The escape hatch's caller picks the method: its answers are unshaped.
         let marked = match call.method.fixed() {
             None => Marked::every_field(),
@@ -311,7 +311,7 @@ impl Compiler {
         def: &raw::ToolDef,
         project: &Projection,
         local: &HashMap<String, FieldType>,
-    ) -> Option<Value> {
+    ) -> Option<String> {
         let name = &def.name.value;
         let (global, used) = (&self.field_types, &mut self.field_types_used);
         let mut types = |field: &str| match local.get(field) {

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::{Base, Expr, Field, Operand, Pipe, Projection, is_empty};
 
@@ -136,73 +136,95 @@ impl Shape {
         }
     }
 
-    /// One type is `{"type": T}`; several (a nullable one among them) are `anyOf` branches of
-    /// one type each, since several clients read `type` as a single string and reject or
-    /// misread the array form (`["string", "null"]`) that JSON Schema also allows.
-    fn schema(&self) -> Value {
-        let mut branches: Vec<Value> = self.types.iter().map(branch).collect();
-        if self.nullable || branches.is_empty() {
-            branches.push(json!({"type": "null"}));
-        }
-        match branches.len() {
-            1 => branches.remove(0),
-            _ => json!({ "anyOf": branches }),
+    /// Writes the schema: one type is `{"type": T}`; several (a nullable one among them) are
+    /// `anyOf` branches of one type each, since several clients read `type` as a single string
+    /// and reject or misread the array form (`["string", "null"]`) that JSON Schema also allows.
+    fn write(&self, out: &mut String) {
+        let null = self.nullable || self.types.is_empty();
+        match self.types.as_slice() {
+            [ty] if !null => write_type(ty, out),
+            [] => out.push_str(NULL),
+            types => {
+                out.push_str(r#"{"anyOf":["#);
+                for (i, ty) in types.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_type(ty, out);
+                }
+                if null {
+                    out.push(',');
+                    out.push_str(NULL);
+                }
+                out.push_str("]}");
+            }
         }
     }
 }
 
+const NULL: &str = r#"{"type":"null"}"#;
+
 /// The schema of one type, with its items for an array.
-fn branch(ty: &FieldType) -> Value {
-    let mut schema = Map::new();
-    schema.insert("type".into(), json!(ty.json_name()));
+fn write_type(ty: &FieldType, out: &mut String) {
+    out.push_str(r#"{"type":""#);
+    out.push_str(ty.json_name());
+    out.push('"');
     if let FieldType::Array(Some(item)) = ty {
-        schema.insert("items".into(), Shape::of((**item).clone(), false).schema());
+        out.push_str(r#","items":"#);
+        Shape::of((**item).clone(), false).write(out);
     }
-    Value::Object(schema)
+    out.push('}');
 }
 
 impl Projection {
-    /// The schema of the object this projection builds. `types` gives the declared type of a
-    /// field by its own name; every field it is asked about and cannot type is an error.
+    /// The schema of the object this projection builds, as compact JSON text. `types` gives
+    /// the declared type of a field by its own name; every field it is asked about and cannot
+    /// type is an error. The text is written directly, not through a `Value`: every tool's
+    /// schema is made at start-up and kept as text, and only a listing reads one.
     pub fn schema(
         &self,
         types: &mut dyn FnMut(&str) -> Option<FieldType>,
-    ) -> Result<Value, Vec<ShapeError>> {
+    ) -> Result<String, Vec<ShapeError>> {
         if self.is_identity() {
-            return Ok(json!({"type": "object"}));
+            return Ok(r#"{"type":"object"}"#.to_owned());
         }
-        let mut errors = Vec::new();
-        let schema = object_schema(&self.fields, "", types, &mut errors);
+        let (mut out, mut errors) = (String::new(), Vec::new());
+        write_object(&self.fields, "", types, &mut errors, &mut out);
         if errors.is_empty() {
-            Ok(schema)
+            Ok(out)
         } else {
             Err(errors)
         }
     }
 }
 
-fn object_schema(
+fn write_object(
     fields: &[(String, Field)],
     prefix: &str,
     types: &mut dyn FnMut(&str) -> Option<FieldType>,
     errors: &mut Vec<ShapeError>,
-) -> Value {
-    let mut properties = Map::new();
-    for (name, field) in fields {
+    out: &mut String,
+) {
+    out.push_str(r#"{"type":"object","properties":{"#);
+    for (i, (name, field)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::from(name.as_str()).to_string());
+        out.push(':');
         let path = Projection::path_of(prefix, name);
-        let schema = match field {
-            Field::Object(inner) => object_schema(inner, &path, types, errors),
+        match field {
+            Field::Object(inner) => write_object(inner, &path, types, errors, out),
             other => match other.shape(name, types) {
-                Ok(shape) => shape.schema(),
+                Ok(shape) => shape.write(out),
                 Err(why) => {
                     errors.push(ShapeError { field: path, why });
-                    json!({})
+                    out.push_str("{}");
                 }
             },
-        };
-        properties.insert(name.clone(), schema);
+        }
     }
-    json!({"type": "object", "properties": properties})
+    out.push_str("}}");
 }
 
 impl Field {
@@ -315,6 +337,8 @@ fn fixed_by(pipe: &Pipe) -> Shape {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn types(name: &str) -> Option<FieldType> {
@@ -328,9 +352,14 @@ mod tests {
     }
 
     fn schema_of(fields: &[(&str, &str)]) -> Result<Value, Vec<ShapeError>> {
-        Projection::compile_str(fields, &[])
-            .expect("the test projection compiles")
-            .schema(&mut types)
+        let projection =
+            Projection::compile_str(fields, &[]).expect("the test projection compiles");
+        parsed(projection.schema(&mut types))
+    }
+
+    /// The schema text as JSON: that it parses is part of what is tested.
+    fn parsed(schema: Result<String, Vec<ShapeError>>) -> Result<Value, Vec<ShapeError>> {
+        schema.map(|text| serde_json::from_str(&text).expect("the schema is JSON"))
     }
 
     #[test]
@@ -402,7 +431,7 @@ mod tests {
                 Expr::compile("$.head.repo.full_name", &[]).unwrap(),
             )]),
         )]);
-        let err = p.schema(&mut types).unwrap_err();
+        let err = parsed(p.schema(&mut types)).unwrap_err();
         assert_eq!(err[0].field, "head.repo");
         assert_eq!(err[0].why, Untyped::Undeclared("repo".into()));
         assert!(
@@ -422,7 +451,7 @@ mod tests {
                 Field::Object(vec![("flag".into(), Expr::compile("$.f", &[]).unwrap())]),
             ),
         ]);
-        let s = p.schema(&mut types).unwrap();
+        let s = parsed(p.schema(&mut types)).unwrap();
         assert_eq!(s["properties"]["kind"], json!({"type": "string"}));
         assert_eq!(
             s["properties"]["inner"],
