@@ -232,11 +232,11 @@ fn surface_markup(text: &str, rendering: Rendering, instance_host: &str) -> Opti
 
 /// Whether the bytes hold anything markup could start with: `<`, `![` or (in markdown) `]:`.
 fn has_markup(bytes: &[u8], markdown: bool) -> bool {
-    bytes.iter().enumerate().any(|(i, &b)| match b {
+    // Every string of every answer is asked: skip to the three bytes that can start markup.
+    memchr::memchr3_iter(b'<', b'!', b']', bytes).any(|i| match bytes[i] {
         b'<' => true,
         b'!' => bytes.get(i + 1) == Some(&b'['),
-        b']' => markdown && bytes.get(i + 1) == Some(&b':'),
-        _ => false,
+        _ => markdown && bytes.get(i + 1) == Some(&b':'),
     })
 }
 
@@ -2179,6 +2179,23 @@ mod tests {
     }
 
     proptest! {
+        /// Skipping to the bytes that can start markup finds it exactly where looking at every
+        /// byte in turn does.
+        #[test]
+        fn markup_is_found_by_skipping_as_by_looking_everywhere(
+            text in "[<!\\[\\]:a ]{0,12}",
+            markdown in any::<bool>(),
+        ) {
+            let b = text.as_bytes();
+            let everywhere = (0..b.len()).any(|i| match b[i] {
+                b'<' => true,
+                b'!' => b.get(i + 1) == Some(&b'['),
+                b']' => markdown && b.get(i + 1) == Some(&b':'),
+                _ => false,
+            });
+            prop_assert_eq!(has_markup(b, markdown), everywhere, "{:?}", text);
+        }
+
         /// Whatever the text, no hidden character but a kept joiner or selector survives, and
         /// text without them comes back unchanged.
         #[test]

@@ -64,7 +64,10 @@ pub fn clean(value: &mut Value, rendering: Rendering, instance: &str) {
 /// `text` with the credentials of every address in it dropped: any `user:password@`, and for
 /// web addresses any `user@` too (a token is often written as the user name).
 pub fn strip_url_credentials(text: &str) -> Cow<'_, str> {
-    if !text.contains("://") || !text.contains('@') {
+    // Every string of every answer comes here: the rare `@` is looked for first, and neither
+    // search builds a substring searcher per string as `str::contains` does.
+    let bytes = text.as_bytes();
+    if memchr::memchr(b'@', bytes).is_none() || memchr::memmem::find(bytes, b"://").is_none() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
