@@ -39,7 +39,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdio (the default), or over Streamable HTTP with `--http ADDR`.
-    Serve(ServerArgs),
+    Serve(Box<ServerArgs>),
     /// Read one resource and print its content blocks.
     Read {
         /// A forgejo:// URI.
@@ -301,7 +301,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
 
 fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
     init_logging(args.common.log_level.as_deref(), "forgelens=info,rmcp=warn");
-    let http = match HttpConfig::resolve(&args.http, &process_env) {
+    let mut http = match HttpConfig::resolve(&args.http, &process_env) {
         Ok(http) => http,
         Err(e) => return fail(&e.to_string(), 2),
     };
@@ -315,6 +315,12 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
         Ok(s) => Arc::new(s),
         Err((message, code)) => return fail(&message, code),
     };
+    // A read-only server signs users in for reading only: the forge is asked for no more.
+    if let Some(oauth) = http.as_mut().and_then(|h| h.oauth.as_mut())
+        && service.forge().read_only()
+    {
+        oauth.offered = oauth.offered.read_only();
+    }
     started();
     // Over HTTP the server says so once it is bound: a port already taken fails before.
     if http.is_none() {

@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use crate::forge::Token;
 use crate::forge::allow::AllowList;
+use crate::forge::scope::Scopes;
 use crate::manifest::{FileId, Source, Sources};
 use crate::settings as S;
 
@@ -293,6 +294,8 @@ pub enum ConfigError {
         "{name}: `{value}` is not an origin; write scheme://host, scheme://host:port or scheme://host:*"
     )]
     Origin { name: String, value: String },
+    #[error("{0}")]
+    OAuth(String),
     #[error("--catalog and --catalog-from-instance both name the generated tools; keep one")]
     CatalogConflict,
     #[error(
@@ -574,6 +577,260 @@ pub struct HttpFlags {
     pub write_timeout: Option<u64>,
     #[arg(long = S::SESSIONS.flag, help = S::SESSIONS.help_text())]
     pub sessions: bool,
+    #[command(flatten)]
+    pub oauth: OAuthFlags,
+}
+
+/// What the command line says about the OAuth sign-in; each needs `--http`, and all but
+/// `--oauth` need `--oauth` too.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OAuthFlags {
+    #[arg(long = S::OAUTH.flag, help = S::OAUTH.help_text())]
+    pub oauth: bool,
+    #[arg(long = S::PUBLIC_URL.flag, value_name = S::PUBLIC_URL.value, help = S::PUBLIC_URL.help_text())]
+    pub public_url: Option<String>,
+    #[arg(long = S::FORGE_CLIENT_ID.flag, value_name = S::FORGE_CLIENT_ID.value,
+        help = S::FORGE_CLIENT_ID.help_text())]
+    pub forge_client_id: Option<String>,
+    #[arg(long = S::FORGE_CLIENT_SECRET_FILE.flag, value_name = S::FORGE_CLIENT_SECRET_FILE.value,
+        help = S::FORGE_CLIENT_SECRET_FILE.help_text())]
+    pub forge_client_secret_file: Option<PathBuf>,
+    #[arg(long = S::OAUTH_KEY_FILE.flag, value_name = S::OAUTH_KEY_FILE.value,
+        help = S::OAUTH_KEY_FILE.help_text())]
+    pub oauth_key_file: Option<PathBuf>,
+    #[arg(long = S::STORE.flag, value_name = S::STORE.value, help = S::STORE.help_text())]
+    pub store: Option<PathBuf>,
+    #[arg(long = S::OAUTH_SCOPES.flag, value_name = S::OAUTH_SCOPES.value,
+        help = S::OAUTH_SCOPES.help_text())]
+    pub oauth_scopes: Option<String>,
+    #[arg(long = S::OAUTH_LOOPBACK_CLIENTS.flag, help = S::OAUTH_LOOPBACK_CLIENTS.help_text())]
+    pub oauth_loopback_clients: bool,
+}
+
+impl OAuthFlags {
+    fn or(self, outer: &OAuthFlags) -> OAuthFlags {
+        OAuthFlags {
+            oauth: self.oauth || outer.oauth,
+            public_url: self.public_url.or_else(|| outer.public_url.clone()),
+            forge_client_id: self
+                .forge_client_id
+                .or_else(|| outer.forge_client_id.clone()),
+            forge_client_secret_file: self
+                .forge_client_secret_file
+                .or_else(|| outer.forge_client_secret_file.clone()),
+            oauth_key_file: self.oauth_key_file.or_else(|| outer.oauth_key_file.clone()),
+            store: self.store.or_else(|| outer.store.clone()),
+            oauth_scopes: self.oauth_scopes.or_else(|| outer.oauth_scopes.clone()),
+            oauth_loopback_clients: self.oauth_loopback_clients || outer.oauth_loopback_clients,
+        }
+    }
+
+    /// The first sign-in flag given besides `--oauth`.
+    fn first_given(&self) -> Option<String> {
+        [
+            (self.public_url.is_some(), &S::PUBLIC_URL),
+            (self.forge_client_id.is_some(), &S::FORGE_CLIENT_ID),
+            (
+                self.forge_client_secret_file.is_some(),
+                &S::FORGE_CLIENT_SECRET_FILE,
+            ),
+            (self.oauth_key_file.is_some(), &S::OAUTH_KEY_FILE),
+            (self.store.is_some(), &S::STORE),
+            (self.oauth_scopes.is_some(), &S::OAUTH_SCOPES),
+            (self.oauth_loopback_clients, &S::OAUTH_LOOPBACK_CLIENTS),
+        ]
+        .into_iter()
+        .find_map(|(given, setting)| given.then(|| setting.name()))
+    }
+}
+
+/// The resolved OAuth sign-in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// The server's public origin (`https://mcp.example.com`), without a trailing slash.
+    pub public_url: String,
+    pub forge_client_id: String,
+    pub forge_client_secret: String,
+    pub offered: Scopes,
+    pub key_file: PathBuf,
+    pub store: PathBuf,
+    pub loopback_clients: bool,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("public_url", &self.public_url)
+            .field("forge_client_id", &self.forge_client_id)
+            .field("offered", &self.offered)
+            .field("key_file", &self.key_file)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthConfig {
+    /// The issuer: the public origin.
+    pub fn issuer(&self) -> String {
+        self.public_url.clone()
+    }
+
+    /// The protected resource, the audience of every token: the public `/mcp`.
+    pub fn resource(&self) -> String {
+        self.endpoint(crate::mcp::http::MCP_PATH)
+    }
+
+    /// The public address of `path`.
+    pub fn endpoint(&self, path: &str) -> String {
+        format!("{}{path}", self.public_url)
+    }
+
+    /// Where the resource's metadata is (RFC 9728, the resource's path appended).
+    pub fn resource_metadata_url(&self) -> String {
+        self.endpoint("/.well-known/oauth-protected-resource/mcp")
+    }
+
+    /// The public origin, as a browser writes it in `Origin`.
+    pub fn origin(&self) -> String {
+        self.public_url.clone()
+    }
+
+    pub fn is_https(&self) -> bool {
+        self.public_url.starts_with("https://")
+    }
+
+    /// The consent page's cookie: `__Host-` where the browser enforces it (HTTPS).
+    pub fn cookie_name(&self) -> String {
+        match self.is_https() {
+            true => "__Host-forgelens-consent".to_owned(),
+            false => "forgelens-consent".to_owned(),
+        }
+    }
+
+    /// Resolves `flags` against `env`; `None` without `--oauth`.
+    fn resolve(flags: &OAuthFlags, look: &Lookup<'_>) -> Result<Option<OAuthConfig>, ConfigError> {
+        if !look.flag(flags.oauth, S::OAUTH.env)? {
+            return match flags.first_given() {
+                Some(flag) => Err(ConfigError::OAuth(format!(
+                    "{flag} is a setting of the OAuth sign-in; add --oauth"
+                ))),
+                None => Ok(None),
+            };
+        }
+        let needed = |setting: &crate::settings::Setting| {
+            ConfigError::OAuth(format!(
+                "--oauth needs {} (or {})",
+                setting.usage(),
+                setting.env.join(" / ")
+            ))
+        };
+        let (url_name, url_text) = match &flags.public_url {
+            Some(u) => ("--public-url".to_owned(), u.clone()),
+            None => look
+                .first(S::PUBLIC_URL.env)
+                .ok_or_else(|| needed(&S::PUBLIC_URL))?,
+        };
+        let public_url = public_origin(&url_text).ok_or_else(|| {
+            ConfigError::OAuth(format!(
+                "{url_name}: `{url_text}` is not an origin: write https://host or https://host:port \
+                 (no path; plain http only for a loopback host)"
+            ))
+        })?;
+        let forge_client_id = match &flags.forge_client_id {
+            Some(id) => id.trim().to_owned(),
+            None => look
+                .first(S::FORGE_CLIENT_ID.env)
+                .map(|(_, v)| v.trim().to_owned())
+                .ok_or_else(|| needed(&S::FORGE_CLIENT_ID))?,
+        };
+        let forge_client_secret = match &flags.forge_client_secret_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    ConfigError::OAuth(format!(
+                        "cannot read the client secret file {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                let secret = text.trim().to_owned();
+                if secret.is_empty() {
+                    return Err(ConfigError::OAuth(format!(
+                        "the client secret file {} is empty",
+                        path.display()
+                    )));
+                }
+                secret
+            }
+            None => look
+                .first(S::FORGE_CLIENT_SECRET_FILE.env)
+                .map(|(_, v)| v.trim().to_owned())
+                .ok_or_else(|| needed(&S::FORGE_CLIENT_SECRET_FILE))?,
+        };
+        let key_file = flags
+            .oauth_key_file
+            .clone()
+            .or_else(|| {
+                look.first(S::OAUTH_KEY_FILE.env)
+                    .map(|(_, v)| PathBuf::from(v))
+            })
+            .ok_or_else(|| needed(&S::OAUTH_KEY_FILE))?;
+        let store = flags
+            .store
+            .clone()
+            .or_else(|| look.first(S::STORE.env).map(|(_, v)| PathBuf::from(v)))
+            .unwrap_or_else(|| key_file.with_file_name("forgelens-store.json"));
+        let offered = match &flags.oauth_scopes {
+            Some(text) => Some(("--oauth-scopes".to_owned(), text.clone())),
+            None => look.first(S::OAUTH_SCOPES.env),
+        };
+        let offered = match offered {
+            None => default_scopes(),
+            Some((name, text)) => {
+                let scopes =
+                    Scopes::parse(&text).map_err(|e| ConfigError::OAuth(format!("{name}: {e}")))?;
+                if scopes.is_empty() {
+                    return Err(ConfigError::OAuth(format!("{name}: offers no scope")));
+                }
+                scopes
+            }
+        };
+        Ok(Some(OAuthConfig {
+            public_url,
+            forge_client_id,
+            forge_client_secret,
+            offered,
+            key_file,
+            store,
+            loopback_clients: look
+                .flag(flags.oauth_loopback_clients, S::OAUTH_LOOPBACK_CLIENTS.env)?,
+        }))
+    }
+}
+
+/// What a sign-in may ask for by default: every scope but the instance's administration.
+pub fn default_scopes() -> Scopes {
+    Scopes::parse(
+        "write:activitypub write:issue write:misc write:notification write:organization \
+         write:package write:repository write:user",
+    )
+    .expect("the default scopes are the forge's")
+}
+
+/// `text` as a public origin without a trailing slash: https, or http on a loopback host; no
+/// path, query, fragment or credentials.
+fn public_origin(text: &str) -> Option<String> {
+    let url = Url::parse(text.trim()).ok()?;
+    let loopback = match url.host()? {
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+        url::Host::Domain(name) => name == "localhost",
+    };
+    let scheme_ok = url.scheme() == "https" || (url.scheme() == "http" && loopback);
+    let bare = url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.username().is_empty()
+        && url.password().is_none();
+    (scheme_ok && bare).then(|| url.origin().ascii_serialization())
 }
 
 impl HttpFlags {
@@ -596,6 +853,7 @@ impl HttpFlags {
             request_timeout: self.request_timeout.or(outer.request_timeout),
             write_timeout: self.write_timeout.or(outer.write_timeout),
             sessions: self.sessions || outer.sessions,
+            oauth: self.oauth.or(&outer.oauth),
         }
     }
 
@@ -617,9 +875,11 @@ impl HttpFlags {
             (self.request_timeout.is_some(), &S::REQUEST_TIMEOUT),
             (self.write_timeout.is_some(), &S::WRITE_TIMEOUT),
             (self.sessions, &S::SESSIONS),
+            (self.oauth.oauth, &S::OAUTH),
         ]
         .into_iter()
         .find_map(|(given, setting)| given.then(|| setting.name()))
+        .or_else(|| self.oauth.first_given())
     }
 }
 
@@ -654,6 +914,8 @@ pub struct HttpConfig {
     /// Give clients of the revisions before 2026-07-28 a session (`Mcp-Session-Id`), which
     /// then lives in this process only; without it every request stands alone.
     pub sessions: bool,
+    /// The OAuth sign-in (`--oauth`); `None`: personal tokens, as without HTTP.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl HttpConfig {
@@ -772,6 +1034,7 @@ impl HttpConfig {
         let max_concurrent_requests = max_concurrent_requests.min(u32::MAX as usize);
         let max_connections = max_connections.min(u32::MAX as usize);
         let (max_connections, lowered) = connection_cap(max_connections, descriptor_limit())?;
+        let oauth = OAuthConfig::resolve(&flags.oauth, &look)?;
         Ok(Some(HttpConfig {
             addr,
             remote,
@@ -786,6 +1049,7 @@ impl HttpConfig {
             max_connections,
             lowered,
             sessions,
+            oauth,
         }))
     }
 }

@@ -25,6 +25,7 @@ pub mod lint;
 pub mod lockdown;
 pub mod manifest;
 pub mod mcp;
+pub mod oauth;
 pub mod service;
 pub mod settings;
 pub mod surface;

@@ -444,6 +444,88 @@ pub const SESSIONS: Setting = Setting {
     note: "",
 };
 
+pub const OAUTH: Setting = Setting {
+    flag: "oauth",
+    value: None,
+    env: &["FORGELENS_OAUTH"],
+    default: Default::Words("off: personal tokens"),
+    help: "Sign MCP clients in with OAuth 2.1: forgelens is their authorization server and signs each user in at the forge with its OAuth2 application; every /mcp request then needs a token from that sign-in. Needs --public-url, --forge-client-id, the client secret and --oauth-key-file (docs/remote.md).",
+    what: "OAuth sign-in",
+    note: "",
+};
+
+pub const PUBLIC_URL: Setting = Setting {
+    flag: "public-url",
+    value: Some("URL"),
+    env: &["FORGELENS_PUBLIC_URL"],
+    default: Default::Words("none (required with --oauth)"),
+    help: "The address clients reach this server at, an origin without a path (https://mcp.example.com; http only on a loopback host): the issuer, the resource (its /mcp) and every OAuth address are built from it, never from a request's Host.",
+    what: "public address",
+    note: "",
+};
+
+pub const FORGE_CLIENT_ID: Setting = Setting {
+    flag: "forge-client-id",
+    value: Some("ID"),
+    env: &["FORGELENS_FORGE_CLIENT_ID"],
+    default: Default::Words("none (required with --oauth)"),
+    help: "The client ID of the OAuth2 application registered on the forge for forgelens (a confidential client whose redirect URI is the public URL's /callback).",
+    what: "forge OAuth2 application",
+    note: "",
+};
+
+pub const FORGE_CLIENT_SECRET_FILE: Setting = Setting {
+    flag: "forge-client-secret-file",
+    value: Some("FILE"),
+    env: &["FORGELENS_FORGE_CLIENT_SECRET"],
+    default: Default::Words("none (required with --oauth)"),
+    help: "Read that application's client secret from this file; the secret is never a flag. The variable holds the secret itself.",
+    what: "its client secret",
+    note: "",
+};
+
+pub const OAUTH_KEY_FILE: Setting = Setting {
+    flag: "oauth-key-file",
+    value: Some("FILE"),
+    env: &["FORGELENS_OAUTH_KEY_FILE"],
+    default: Default::Words("none (required with --oauth)"),
+    help: "A file of at least 32 random bytes (`head -c 32 /dev/urandom`): the keys that sign forgelens's tokens and seal the forge's tokens in the store are derived from it. Replacing it ends every sign-in.",
+    what: "signing and sealing key",
+    note: "",
+};
+
+pub const STORE: Setting = Setting {
+    flag: "store",
+    value: Some("FILE"),
+    env: &["FORGELENS_STORE"],
+    default: Default::Words("forgelens-store.json beside the key file"),
+    help: "Where sign-ins are kept (registered clients, codes, sign-ins with their sealed forge tokens): one file, written owner-only, read back on restart.",
+    what: "sign-in store",
+    note: "",
+};
+
+pub const OAUTH_SCOPES: Setting = Setting {
+    flag: "oauth-scopes",
+    value: Some("S,S"),
+    env: &["FORGELENS_OAUTH_SCOPES"],
+    default: Default::Words(
+        "every read and write scope but admin; read scopes only with --read-only",
+    ),
+    help: "The forge scopes a sign-in may ask for (read:repository, write:issue, …); a client asking for none gets all of these, and the forge is always asked for them by name.",
+    what: "scopes offered",
+    note: "",
+};
+
+pub const OAUTH_LOOPBACK_CLIENTS: Setting = Setting {
+    flag: "oauth-loopback-clients",
+    value: None,
+    env: &["FORGELENS_OAUTH_LOOPBACK_CLIENTS"],
+    default: Default::Words("off"),
+    help: "Also accept client ID metadata documents served over http from this machine (127.0.0.1, localhost): for local development and tests, never for a shared server.",
+    what: "clients on this machine",
+    note: "",
+};
+
 /// The settings of the server, `read`, `call` and `list`, in the README's order.
 pub const SERVE: &[&Setting] = &[
     &URL,
@@ -484,13 +566,26 @@ pub const SERVER: &[&Setting] = &[
     &SESSIONS,
 ];
 
+/// The settings of the OAuth sign-in (docs/remote.md); each needs `--http`, and all but
+/// `--oauth` need `--oauth`.
+pub const SIGN_IN: &[&Setting] = &[
+    &OAUTH,
+    &PUBLIC_URL,
+    &FORGE_CLIENT_ID,
+    &FORGE_CLIENT_SECRET_FILE,
+    &OAUTH_KEY_FILE,
+    &STORE,
+    &OAUTH_SCOPES,
+    &OAUTH_LOOPBACK_CLIENTS,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_flag_and_variable_is_declared_once() {
-        let all: Vec<&Setting> = SERVE.iter().chain(SERVER).copied().collect();
+        let all: Vec<&Setting> = SERVE.iter().chain(SERVER).chain(SIGN_IN).copied().collect();
         let mut flags: Vec<&str> = all.iter().map(|s| s.flag).collect();
         let mut vars: Vec<&str> = all.iter().flat_map(|s| s.env.iter().copied()).collect();
         let (nflags, nvars) = (flags.len(), vars.len());

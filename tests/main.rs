@@ -32,6 +32,7 @@ mod lifecycle;
 mod lint;
 mod load_fault;
 mod lockdown;
+mod oauth;
 mod paging;
 mod policy;
 mod protocol;

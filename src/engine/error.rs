@@ -292,9 +292,11 @@ impl ErrorTable {
             Error::InvalidParams(_) => Reason::InvalidParams,
             Error::NotFound(_) => Reason::NotFound,
             Error::Forge(ForgeError::Status { status, .. }) => self.reason_for_status(*status),
-            Error::Forge(ForgeError::ReadOnly { .. } | ForgeError::NotAllowed { .. }) => {
-                Reason::Forbidden
-            }
+            Error::Forge(
+                ForgeError::ReadOnly { .. }
+                | ForgeError::NotAllowed { .. }
+                | ForgeError::Scope { .. },
+            ) => Reason::Forbidden,
             Error::Forge(_) | Error::Unanswered(_) => Reason::UpstreamError,
         }
     }
@@ -352,7 +354,11 @@ impl ErrorTable {
         // forgelens's own refusals say what to do; the forge's hints would mislead there.
         let own = matches!(
             error,
-            Error::Forge(ForgeError::ReadOnly { .. } | ForgeError::NotAllowed { .. })
+            Error::Forge(
+                ForgeError::ReadOnly { .. }
+                    | ForgeError::NotAllowed { .. }
+                    | ForgeError::Scope { .. }
+            )
         );
         let hint = self.hints.get(&reason).filter(|_| !own).and_then(|hints| {
             hints

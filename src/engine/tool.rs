@@ -393,6 +393,14 @@ impl Tool {
         self.endpoint.request.method.fixed()
     }
 
+    /// The forge scope the tool's request needs; `None` when it needs none or the caller picks
+    /// the method (the escape hatch, checked when its request is sent).
+    pub fn needs(&self) -> Option<crate::forge::scope::Need> {
+        let line = self.endpoint.request.as_str();
+        let path = line.split_whitespace().nth(1)?;
+        crate::forge::scope::Need::of(self.method()?, path)
+    }
+
     /// Whether the tool's argument `name` is an array (`None`: it has no such argument).
     pub fn takes_array(&self, name: &str) -> Option<bool> {
         let arg = self.args.iter().find(|a| a.name == name)?;

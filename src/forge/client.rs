@@ -30,6 +30,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::allow::AllowList;
+use super::scope::Need;
 use super::{
     Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response, Token,
 };
@@ -172,6 +173,16 @@ impl Client {
         &self.options.base_url
     }
 
+    /// Whether only GET requests are sent (`--read-only`).
+    pub fn read_only(&self) -> bool {
+        self.options.read_only
+    }
+
+    /// The connection pool, for the forge's OAuth endpoints ([`super::oauth`]).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Sends `request`, retrying a GET where that is safe; a GET identical to one in flight
     /// joins it instead.
     pub async fn send(
@@ -188,6 +199,15 @@ impl Client {
             return Err(ForgeError::NotAllowed {
                 request: request.describe(),
                 why,
+            });
+        }
+        let need = Need::of(request.method, &request.path);
+        if let (Some(granted), Some(need)) = (token.and_then(Token::scopes), need)
+            && !granted.allows(need)
+        {
+            return Err(ForgeError::Scope {
+                request: request.describe(),
+                needed: need.name(),
             });
         }
         if request.method != Method::Get {

@@ -7,6 +7,8 @@
 
 pub mod allow;
 mod client;
+pub mod oauth;
+pub mod scope;
 mod token;
 
 use std::time::Duration;
@@ -212,6 +214,10 @@ pub enum ForgeError {
     ReadOnly { request: String },
     #[error("{request} was not sent: {why}")]
     NotAllowed { request: String, why: String },
+    #[error(
+        "{request} was not sent: it needs the scope {needed}, which this sign-in was not granted; sign in again asking for it"
+    )]
+    Scope { request: String, needed: String },
 }
 
 impl ForgeError {

@@ -23,6 +23,7 @@
 //! Shutdown (SIGTERM or ctrl-c) stops accepting connections, waits for the requests in flight
 //! (at most [`SHUTDOWN_GRACE`]), then ends rmcp's event streams and sessions.
 
+mod authority;
 mod deadline;
 mod door;
 mod slots;
@@ -60,6 +61,7 @@ use super::Server;
 use super::convert::{self, Refusal};
 use crate::config::{HttpConfig, LOOPBACK_HOSTS};
 use crate::forge::Token;
+use crate::oauth::Authority;
 use crate::service::Service;
 
 /// The path of the MCP endpoint.
@@ -82,6 +84,8 @@ pub enum HttpError {
     },
     #[error("the HTTP server failed: {0}")]
     Serve(std::io::Error),
+    #[error("the OAuth sign-in cannot start: {0}")]
+    OAuth(#[from] crate::oauth::StartError),
 }
 
 /// Why a request's credentials were refused (401).
@@ -127,18 +131,45 @@ pub fn client_token(headers: &HeaderMap) -> Result<Option<Token>, AuthError> {
 pub(crate) struct RequestToken {
     token: Option<Token>,
     source: TokenSource,
+    /// What the handler found out about a signed-in request's token, for the guard to answer
+    /// with the right status and challenge.
+    outcome: Arc<std::sync::OnceLock<Outcome>>,
+}
+
+/// Why a signed-in request's answer is a challenge rather than a plain answer.
+#[derive(Debug, Clone)]
+pub(crate) enum Outcome {
+    /// It needed this scope, which the sign-in lacks: `403 insufficient_scope`.
+    Scope(String),
+    /// The forge refused the user's token (`401`): the sign-in is over.
+    ForgeRefused,
 }
 
 impl RequestToken {
+    fn new(token: Option<Token>, source: TokenSource) -> RequestToken {
+        RequestToken {
+            token,
+            source,
+            outcome: Arc::default(),
+        }
+    }
+
     pub(crate) fn token(&self) -> Option<&Token> {
         self.token.as_ref()
+    }
+
+    /// Tells the guard how the request ended, when it was signed in through OAuth.
+    pub(crate) fn note(&self, outcome: Outcome) {
+        if matches!(self.source, TokenSource::SignedIn) {
+            let _ = self.outcome.set(outcome);
+        }
     }
 
     /// Whose token it is, for the hint an error gives.
     pub(crate) fn from(&self) -> crate::engine::error::TokenFrom {
         use crate::engine::error::TokenFrom;
         match self.source {
-            TokenSource::Client => TokenFrom::Client,
+            TokenSource::Client | TokenSource::SignedIn => TokenFrom::Client,
             TokenSource::Configured => TokenFrom::Configured,
             TokenSource::Anonymous => TokenFrom::None,
         }
@@ -154,6 +185,8 @@ enum TokenSource {
     Configured,
     /// No token at all.
     Anonymous,
+    /// A forgelens access token of an OAuth sign-in, standing for the user's forge token.
+    SignedIn,
 }
 
 impl TokenSource {
@@ -162,6 +195,7 @@ impl TokenSource {
             TokenSource::Client => "client",
             TokenSource::Configured => "configured",
             TokenSource::Anonymous => "anonymous",
+            TokenSource::SignedIn => "oauth",
         }
     }
 }
@@ -184,7 +218,19 @@ pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), Htt
     let door = Door::new(listener).map_err(HttpError::Serve)?;
     let streams = CancellationToken::new();
     let permits = Arc::new(Semaphore::new(config.max_concurrent_requests));
-    let app = router(service.clone(), config, streams.clone(), permits.clone());
+    let authority = match &config.oauth {
+        Some(oauth) => Some(Arc::new(
+            Authority::start(oauth, service.forge().clone()).map_err(HttpError::OAuth)?,
+        )),
+        None => None,
+    };
+    let app = router(
+        service.clone(),
+        config,
+        streams.clone(),
+        permits.clone(),
+        authority,
+    );
     warn_about_exposure(config, &service);
     warn_about_descriptors(config);
     // Printed whatever the log filter says: scripts and tests read the bound port here.
@@ -430,6 +476,7 @@ fn router(
     config: &HttpConfig,
     streams: CancellationToken,
     permits: Arc<Semaphore>,
+    authority: Option<Arc<Authority>>,
 ) -> Router {
     let transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(config.sessions)
@@ -456,15 +503,18 @@ fn router(
         request_timeout: config.request_timeout,
         permits,
         body_budget: Arc::new(Semaphore::new(body_budget(config))),
+        authority: authority.clone(),
     };
     let readiness = Arc::new(Readiness {
         service,
         last_answer: Mutex::new(None),
     });
+    let sign_in = authority.map(|a| a.routes()).unwrap_or_default();
     Router::new()
         .route_service(MCP_PATH, mcp)
         // `route_layer` covers the routes added so far: `/mcp` only, not the probes.
         .route_layer(middleware::from_fn_with_state(guard, guard_mcp))
+        .merge(sign_in)
         .route("/healthz", get(|| async { "ok\n" }))
         .route(
             "/readyz",
@@ -497,27 +547,42 @@ struct Guard {
     permits: Arc<Semaphore>,
     /// Bytes of request bodies in memory, received or waiting for their handler.
     body_budget: Arc<Semaphore>,
+    /// The OAuth sign-in (`--oauth`): every request's token is checked by it.
+    authority: Option<Arc<Authority>>,
 }
 
 impl Guard {
     /// The token this request acts with: its own, else the configured one unless a token of
-    /// the client's own is required.
-    fn settle(&self, headers: &HeaderMap) -> Result<RequestToken, AuthError> {
-        match client_token(headers)? {
-            Some(token) => Ok(RequestToken {
-                token: Some(token),
-                source: TokenSource::Client,
-            }),
-            None if self.require_client_token => Err(AuthError::Missing),
+    /// the client's own is required. With OAuth, only a valid forgelens access token, which
+    /// stands for its user's forge token.
+    async fn settle(&self, headers: &HeaderMap) -> Result<RequestToken, Response> {
+        if let Some(authority) = &self.authority {
+            let bearer = client_token(headers).map_err(|_| {
+                authority::challenge_response(authority, &crate::oauth::Refused::Forged)
+            })?;
+            let signed = authority
+                .verify(bearer.as_ref().map(Token::secret))
+                .await
+                .map_err(|refused| authority::challenge_response(authority, &refused))?;
+            tracing::debug!(user = %signed.subject, "signed-in request");
+            return Ok(RequestToken::new(Some(signed.token), TokenSource::SignedIn));
+        }
+        let unauthorized = |error: AuthError| {
+            refusal(
+                StatusCode::UNAUTHORIZED,
+                format!("Unauthorized: {error}"),
+                Some((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"forgelens\""),
+                )),
+            )
+        };
+        match client_token(headers).map_err(unauthorized)? {
+            Some(token) => Ok(RequestToken::new(Some(token), TokenSource::Client)),
+            None if self.require_client_token => Err(unauthorized(AuthError::Missing)),
             None => Ok(match self.service.token() {
-                Some(token) => RequestToken {
-                    token: Some(token.clone()),
-                    source: TokenSource::Configured,
-                },
-                None => RequestToken {
-                    token: None,
-                    source: TokenSource::Anonymous,
-                },
+                Some(token) => RequestToken::new(Some(token.clone()), TokenSource::Configured),
+                None => RequestToken::new(None, TokenSource::Anonymous),
             }),
         }
     }
@@ -527,18 +592,9 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     if let Err(why) = one_target(&request) {
         return refusal(StatusCode::BAD_REQUEST, format!("Bad Request: {why}"), None);
     }
-    let settled = match guard.settle(request.headers()) {
+    let settled = match guard.settle(request.headers()).await {
         Ok(settled) => settled,
-        Err(error) => {
-            return refusal(
-                StatusCode::UNAUTHORIZED,
-                format!("Unauthorized: {error}"),
-                Some((
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer realm=\"forgelens\""),
-                )),
-            );
-        }
+        Err(refused) => return refused,
     };
     let auth = settled.source.as_str();
     let modern = is_modern(request.headers());
@@ -604,10 +660,16 @@ async fn guard_mcp(State(guard): State<Guard>, request: Request, next: Next) -> 
     } else {
         None
     };
+    let outcome = settled.outcome.clone();
+    let granted = settled.token.as_ref().and_then(Token::scopes);
+    let bearer = client_token(&parts.headers).ok().flatten();
     parts.extensions.insert(settled);
     let deleting = parts.method == Method::DELETE;
     let mut response = next.run(Request::from_parts(parts, body)).await;
     drop(buffered);
+    if let (Some(authority), Some(outcome)) = (&guard.authority, outcome.get()) {
+        authority::after(authority, outcome, granted, bearer.as_ref(), &mut response).await;
+    }
     // rmcp answers a session's DELETE with 202, which clients of the older revisions (both
     // Python SDKs among them) read as a failure: the session is gone, so say 204.
     if deleting && response.status() == StatusCode::ACCEPTED {
@@ -1091,10 +1153,7 @@ mod tests {
 
     #[test]
     fn a_settled_token_never_prints() {
-        let settled = RequestToken {
-            token: Token::new("s3cr3t"),
-            source: TokenSource::Client,
-        };
+        let settled = RequestToken::new(Token::new("s3cr3t"), TokenSource::Client);
         assert!(!format!("{settled:?}").contains("s3cr3t"));
     }
 }

@@ -27,9 +27,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use self::convert::Refusal;
 use crate::config::Surface;
+use crate::engine;
 use crate::engine::error::{Situation, TokenFrom, echo};
-use crate::forge::Token;
+use crate::forge::scope::Scopes;
+use crate::forge::{ForgeError, Token};
 use crate::service::{CallError, Called, Listing, Service};
+use crate::surface::Meta;
 
 /// How many entries one page of a list answer holds.
 pub const PAGE_SIZE: usize = 100;
@@ -93,6 +96,25 @@ impl Server {
 }
 
 impl Server {
+    /// Tells the HTTP guard what a failure means for a signed-in request: a scope the sign-in
+    /// lacks (`403`), or the forge refusing the user's token (`401`, the sign-in is over).
+    fn note(&self, context: &RequestContext<RoleServer>, error: &engine::Error) {
+        let Some(settled) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<http::RequestToken>())
+        else {
+            return;
+        };
+        match error {
+            engine::Error::Forge(ForgeError::Scope { needed, .. }) => {
+                settled.note(http::Outcome::Scope(needed.clone()));
+            }
+            _ if error.upstream_status() == Some(401) => settled.note(http::Outcome::ForgeRefused),
+            _ => {}
+        }
+    }
+
     /// Where a failure happened, for the hint that fits: a tool call or a read, and whose token
     /// the request used.
     fn situation(&self, context: &RequestContext<RoleServer>, tool: bool) -> Situation {
@@ -345,6 +367,7 @@ impl ServerHandler for Server {
                 Ok(result.into())
             }
             Err(error) => {
+                self.note(&context, &error);
                 let reason = self.service.catalog().errors.reason(&error);
                 let situation = self.situation(&context, false);
                 tracing::info!(uri = %echo(&request.uri), %reason, "read failed: {}", self.service.catalog().errors.message_in(&error, situation));
@@ -364,9 +387,15 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut result = tools_page(&self.service, cursor(&request))?
+        let scopes = self.token(&context)?.and_then(Token::scopes);
+        // A sign-in's list follows its scopes: the client may keep it, but not share it.
+        let cache_scope = match scopes {
+            Some(_) => CacheScope::Private,
+            None => CacheScope::Public,
+        };
+        let mut result = tools_page_for(&self.service, cursor(&request), scopes)?
             .with_ttl_ms(SURFACE_TTL_MS)
-            .with_cache_scope(CacheScope::Public);
+            .with_cache_scope(cache_scope);
         stamp(&mut result.meta, &context);
         Ok(result)
     }
@@ -394,6 +423,7 @@ impl ServerHandler for Server {
                 convert::tool_failure(refused.to_string(), None)
             }
             Err(CallError::Failed(error)) => {
+                self.note(&context, &error);
                 let errors = &self.service.catalog().errors;
                 let message = errors.message_in(&error, self.situation(&context, true));
                 tracing::info!(tool = %echo(&request.name), reason = %errors.reason(&error), "call failed: {message}");
@@ -403,6 +433,7 @@ impl ServerHandler for Server {
                 )
             }
             Err(CallError::Read { uri, error }) => {
+                self.note(&context, &error);
                 let errors = &self.service.catalog().errors;
                 let situation = self.situation(&context, false);
                 tracing::info!(uri = %echo(&uri), reason = %errors.reason(&error), "read_resource failed: {}", errors.message_in(&error, situation));
@@ -544,8 +575,25 @@ fn capabilities() -> ServerCapabilities {
 
 /// One page of `tools/list`: the page is cut first, so only its tools are converted.
 pub fn tools_page(service: &Service, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+    tools_page_for(service, cursor, None)
+}
+
+/// [`tools_page`] for a sign-in limited to `scopes`: the tools it may not call are not listed
+/// (nor `call_write_tool` when it may change nothing).
+fn tools_page_for(
+    service: &Service,
+    cursor: Option<&str>,
+    scopes: Option<Scopes>,
+) -> Result<ListToolsResult, ErrorData> {
     let form = service.form();
-    let (page, next) = convert::page(service.listed(), cursor)?;
+    let mut listed = service.listed();
+    if let Some(scopes) = scopes {
+        listed.retain(|entry| match entry {
+            Listing::Meta(meta) => *meta != Meta::CallWriteTool || scopes.writes(),
+            Listing::Tool(tool) => tool.needs().is_none_or(|need| scopes.allows(need)),
+        });
+    }
+    let (page, next) = convert::page(listed, cursor)?;
     let tools = page.into_iter().map(|entry| match entry {
         Listing::Meta(meta) => convert::meta_tool(meta),
         Listing::Tool(tool) => convert::tool(tool, form),

@@ -238,6 +238,11 @@ impl Service {
         &self.catalog
     }
 
+    /// The forge client, for the OAuth sign-in's calls to the forge.
+    pub fn forge(&self) -> &forge::Client {
+        &self.forge
+    }
+
     /// The configured token (the one a request without its own uses).
     pub fn token(&self) -> Option<&Token> {
         self.token.as_ref()

@@ -113,6 +113,8 @@ struct World {
     /// Documents outside `/api/v1` (the API description), by path.
     documents: HashMap<String, String>,
     log: Vec<Logged>,
+    /// The OAuth2 provider (`/login/oauth/...`).
+    oauth: super::fake_oauth::Provider,
     /// Paths whose answer was dropped before it was complete (the client went away).
     abandoned: Vec<String>,
     bytes_sent: Arc<std::sync::atomic::AtomicUsize>,
@@ -234,6 +236,17 @@ impl FakeForge {
         self
     }
 
+    /// Registers forgelens's OAuth2 application with `redirect_uri` (its `/callback`).
+    pub fn oauth_app(&self, redirect_uri: &str) -> &FakeForge {
+        self.world.lock().unwrap().oauth.redirect_uri = Some(redirect_uri.to_owned());
+        self
+    }
+
+    /// Runs `f` on the OAuth2 provider (to revoke grants, shorten lifetimes, read its log).
+    pub fn with_oauth<T>(&self, f: impl FnOnce(&mut super::fake_oauth::Provider) -> T) -> T {
+        f(&mut self.world.lock().unwrap().oauth)
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Logged> {
         self.world.lock().unwrap().log.clone()
@@ -319,11 +332,64 @@ async fn handle(State(world): State<Arc<Mutex<World>>>, request: Request) -> Res
     if let Some(text) = document {
         return ([("content-type", "application/json")], text).into_response();
     }
+    match (method.as_str(), raw_path.as_str()) {
+        ("GET", "/login/oauth/authorize") => {
+            guard.done = true;
+            return world.lock().unwrap().oauth.authorize(&query);
+        }
+        ("POST", "/login/oauth/introspect") => {
+            guard.done = true;
+            let authorization = headers.get("authorization").and_then(|v| v.to_str().ok());
+            return world
+                .lock()
+                .unwrap()
+                .oauth
+                .introspect(authorization, &bytes);
+        }
+        ("POST", "/login/oauth/access_token") => {
+            guard.done = true;
+            return world.lock().unwrap().oauth.token(&bytes);
+        }
+        _ => {}
+    }
     if !raw_path.starts_with("/api/v1/") {
         return not_found(&raw_path);
     }
-    if private {
-        match token_of(&headers).as_deref() {
+    let presented = token_of(&headers);
+    let oauth_scopes = match presented.as_deref() {
+        Some(token) => world
+            .lock()
+            .unwrap()
+            .oauth
+            .scopes_of(token)
+            .map(|s| s.map(str::to_owned)),
+        None => Ok(None),
+    };
+    let oauth_scopes = match oauth_scopes {
+        Ok(scopes) => scopes,
+        Err(()) => {
+            return (
+                StatusCode::UNAUTHORIZED,
+                axum::Json(json!({"message": "invalid username, password or token", "url": "http://fake/api/swagger"})),
+            )
+                .into_response();
+        }
+    };
+    if let Some(scopes) = &oauth_scopes {
+        let needed = super::fake_oauth::scope_needed(method.as_str(), &path);
+        if !super::fake_oauth::grants(scopes, &needed) {
+            return (
+                StatusCode::FORBIDDEN,
+                axum::Json(json!({
+                    "message": format!("token does not have at least one of required scope(s): [{needed}]"),
+                    "url": "http://fake/api/swagger"
+                })),
+            )
+                .into_response();
+        }
+    }
+    if private && oauth_scopes.is_none() {
+        match presented.as_deref() {
             Some(GOOD_TOKEN) => {}
             Some(NO_SCOPE_TOKEN) => {
                 return (

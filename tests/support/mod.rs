@@ -5,6 +5,7 @@
 pub mod catalog_world;
 pub mod delivered;
 pub mod fake_forge;
+pub mod fake_oauth;
 pub mod fixtures;
 pub mod generic;
 pub mod raw;
@@ -309,10 +310,11 @@ impl Launch {
         let _ = rustls::crypto::ring::default_provider().install_default();
         use tokio::io::AsyncBufReadExt;
         let mut command = tokio::process::Command::new(BIN);
+        command.env_clear().envs(self.env).arg("serve");
+        if !self.args.iter().any(|a| a == "--http") {
+            command.args(["--http", "127.0.0.1:0"]);
+        }
         command
-            .env_clear()
-            .envs(self.env)
-            .args(["serve", "--http", "127.0.0.1:0"])
             .args(self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
