@@ -1491,6 +1491,69 @@ mod tests {
     }
 
     #[test]
+    fn the_oauth_sign_in_needs_its_settings_and_an_origin() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "s3cr3t\n").unwrap();
+        let key = dir.path().join("key").display().to_string();
+        let secret = secret.display().to_string();
+        let mut flags = http_flags("127.0.0.1:8080");
+        flags.oauth.oauth = true;
+        let error = http(&flags, &[]).unwrap_err().to_string();
+        assert!(error.contains("--oauth needs --public-url URL"), "{error}");
+        let env = [
+            ("FORGELENS_PUBLIC_URL", "https://mcp.example.com/"),
+            ("FORGELENS_FORGE_CLIENT_ID", "app"),
+            ("FORGELENS_FORGE_CLIENT_SECRET", "from-env"),
+            ("FORGELENS_OAUTH_KEY_FILE", key.as_str()),
+        ];
+        let oauth = http(&flags, &env).unwrap().unwrap().oauth.unwrap();
+        assert_eq!(oauth.issuer(), "https://mcp.example.com");
+        assert_eq!(oauth.resource(), "https://mcp.example.com/mcp");
+        assert_eq!(oauth.forge_client_secret, "from-env");
+        assert_eq!(oauth.offered, default_scopes());
+        assert_eq!(oauth.store, dir.path().join("forgelens-store.json"));
+        assert_eq!(oauth.cookie_name(), "__Host-forgelens-consent");
+        assert!(
+            !format!("{oauth:?}").contains("from-env"),
+            "the secret never prints"
+        );
+        flags.oauth.forge_client_secret_file = Some(secret.clone().into());
+        flags.oauth.oauth_scopes = Some("read:issue,read:repository".into());
+        let oauth = http(&flags, &env).unwrap().unwrap().oauth.unwrap();
+        assert_eq!(oauth.forge_client_secret, "s3cr3t", "the file wins");
+        assert_eq!(oauth.offered.to_text(), "read:issue read:repository");
+        for (url, why) in [
+            ("http://mcp.example.com", "not an origin"),
+            ("https://mcp.example.com/forgelens", "not an origin"),
+        ] {
+            let env = [("FORGELENS_PUBLIC_URL", url), env[1], env[2], env[3]];
+            let error = http(&flags, &env).unwrap_err().to_string();
+            assert!(error.contains(why), "{url}: {error}");
+        }
+        let local = [
+            ("FORGELENS_PUBLIC_URL", "http://127.0.0.1:8080"),
+            env[1],
+            env[2],
+            env[3],
+        ];
+        assert!(
+            http(&flags, &local).unwrap().unwrap().oauth.is_some(),
+            "http on loopback"
+        );
+        flags.oauth.oauth_scopes = Some("read:issue openid".into());
+        let error = http(&flags, &env).unwrap_err().to_string();
+        assert!(error.contains("`openid` is not a forge scope"), "{error}");
+        let mut lone = http_flags("127.0.0.1:8080");
+        lone.oauth.public_url = Some("https://mcp.example.com".into());
+        let error = http(&lone, &[]).unwrap_err().to_string();
+        assert!(
+            error.contains("--public-url is a setting of the OAuth sign-in; add --oauth"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn http_is_off_unless_asked_and_defaults_are_safe() {
         assert_eq!(http(&HttpFlags::default(), &[]), Ok(None));
         let c = http(&HttpFlags::default(), &[("FORGELENS_HTTP", "127.0.0.1:0")])

@@ -11,6 +11,8 @@
 //!   [`cache`] and [`lockdown`] around it.
 //! - [`surface`] — which tools `tools/list` shows, and the meta-tools that reach the rest.
 //! - [`mcp`] — the rmcp adapter and its transports.
+//! - [`oauth`] — the OAuth 2.1 sign-in of `--http --oauth`: forgelens as its clients'
+//!   authorization server in front of the forge.
 //! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
 //! - [`settings`], [`config`], [`cli`], [`lint`] — the command line around them: every setting
 //!   declared once, resolved against the environment, parsed from the arguments.

@@ -122,6 +122,11 @@ fn the_settings_tables_are_the_declared_settings() {
         SETTINGS,
         &settings::table(settings::SERVER, true),
     );
+    check(
+        "docs/remote.md",
+        SETTINGS,
+        &settings::table(settings::SIGN_IN, true),
+    );
 }
 
 #[test]

@@ -541,6 +541,25 @@ async fn pkce_codes_and_audiences_are_held_to_the_letter() {
     let (status, challenge, _) = world.mcp(Some(&access), "tools/list", json!({})).await;
     assert_eq!(status, 401, "the sign-in of a replayed code is revoked");
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    // A code traded with another redirect URI than its request's.
+    let browsed = world
+        .browse(&world.authorize_url(&client, CLIENT_REDIRECT, &[]))
+        .await;
+    let code = param(&browsed.redirect, "code").unwrap();
+    let (status, _, text) = world
+        .form(
+            "/token",
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", "http://127.0.0.1:9/other"),
+                ("client_id", &client),
+                ("code_verifier", VERIFIER),
+            ],
+        )
+        .await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("redirect_uri"), "{text}");
     // A code for another client.
     let other = world.register(CLIENT_REDIRECT).await;
     let browsed = world
@@ -625,6 +644,36 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_sign_in() {
     );
     let (status, _) = world.refresh(&client, &second).await;
     assert_eq!(status, 400, "the whole family is revoked");
+    // A refresh that narrows the scopes gives a token that reaches only that far.
+    let (client, tokens) = world.sign_in(None).await;
+    let (status, _, text) = world
+        .form(
+            "/token",
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+                ("client_id", &client),
+                ("scope", "read:issue read:repository write:admin"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let narrowed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        narrowed["scope"], "read:issue read:repository",
+        "never wider: {narrowed}"
+    );
+    let access = narrowed["access_token"].as_str().unwrap();
+    let (status, _, listed) = world.mcp(Some(access), "tools/list", json!({})).await;
+    assert_eq!(status, 200);
+    let names = tool_names(&listed);
+    assert!(names.iter().any(|n| n == "list_repo_labels"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "create_repo_label"), "{names:?}");
+    let call = json!({"name": "create_repo_label",
+        "arguments": {"owner": "acme", "repo": "widgets", "name": "new", "color": "#00aabb"}});
+    let (status, challenge, _) = world.mcp(Some(access), "tools/call", call).await;
+    assert_eq!(status, 403, "{challenge}");
+    assert!(challenge.contains("insufficient_scope"), "{challenge}");
     // Revocation (RFC 7009) ends a sign-in too.
     let (client, tokens) = world.sign_in(None).await;
     let access = tokens["access_token"].as_str().unwrap().to_owned();
@@ -660,6 +709,18 @@ async fn a_sign_in_reaches_no_further_than_its_scopes_on_any_path() {
             .iter()
             .any(|n| n == "create_repo_label" || n == "get_repo"),
         "{names:?}"
+    );
+    let search = json!({"name": "search_tools", "arguments": {"query": "create a label"}});
+    let (status, _, found) = world.mcp(Some(&access), "tools/call", search).await;
+    assert_eq!(status, 200);
+    let found = found["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!found.is_empty(), "search still answers");
+    assert!(
+        found.iter().all(|t| t["read_only"] == true),
+        "search offers only what the sign-in may call: {found:?}"
     );
     // A write tool called by name anyway: 403 with one challenge naming every scope needed.
     let forge_calls = world.forge.requests().len();
@@ -832,6 +893,21 @@ async fn authorization_requests_are_refused_without_sending_anyone_elsewhere() {
     };
     let (status, _, _) = world.keep(post(None, csrf.clone()).await.unwrap()).await;
     assert_eq!(status, 403, "without the cookie");
+    let from_elsewhere = world
+        .http
+        .post(format!("{}/consent", world.base))
+        .header(header::COOKIE, &cookie)
+        .header(header::ORIGIN, "https://evil.example")
+        .form(&[
+            ("pending", pending.as_str()),
+            ("csrf", &csrf),
+            ("decision", "allow"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let (status, _, _) = world.keep(from_elsewhere).await;
+    assert_eq!(status, 403, "posted from another site's page");
     let (status, _, _) = world
         .keep(post(Some(cookie.clone()), "forged".into()).await.unwrap())
         .await;
@@ -960,4 +1036,21 @@ async fn a_read_only_server_signs_in_for_reading_only() {
         asked, "read:issue read:repository",
         "the forge is asked for reading only"
     );
+}
+
+#[tokio::test]
+async fn a_second_sign_in_with_other_scopes_says_how_to_widen_access() {
+    let world = World::start(&[]).await;
+    world.sign_in(Some("read:issue")).await;
+    let client = world.register(CLIENT_REDIRECT).await;
+    let browsed = world
+        .browse(&world.authorize_url(&client, CLIENT_REDIRECT, &[("scope", "write:issue")]))
+        .await;
+    assert_eq!(
+        param(&browsed.redirect, "error").as_deref(),
+        Some("access_denied")
+    );
+    let said = param(&browsed.redirect, "error_description").unwrap();
+    assert!(said.contains("revoke it in the forge's settings"), "{said}");
+    world.assert_no_forge_secret();
 }

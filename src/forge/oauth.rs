@@ -42,12 +42,22 @@ pub enum ForgeOAuthError {
 }
 
 /// The forge's OAuth application that forgelens signs users in with.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ForgeApp {
     pub client_id: String,
     pub client_secret: String,
     /// Where the forge sends the user back: forgelens's `/callback`.
     pub redirect_uri: String,
+}
+
+impl std::fmt::Debug for ForgeApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForgeApp")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"***")
+            .field("redirect_uri", &self.redirect_uri)
+            .finish()
+    }
 }
 
 /// What the token endpoint answers.

@@ -243,7 +243,11 @@ fn document_url(url: &str, loopback: bool) -> Result<Url, String> {
         "http" if loopback && on_loopback => {}
         _ => return bad("must be an https URL"),
     }
-    if parsed.path() == "/" || parsed.fragment().is_some() || !parsed.username().is_empty() {
+    if parsed.path() == "/"
+        || parsed.fragment().is_some()
+        || !parsed.username().is_empty()
+        || parsed.password().is_some()
+    {
         return bad("must have a path and no fragment or credentials");
     }
     if url.contains("/./") || url.contains("/../") {
@@ -443,6 +447,7 @@ mod tests {
             "https://169.254.169.254/latest",
             "https://localhost/client.json",
             "https://user@app.example/client.json",
+            "https://:secret@app.example/client.json",
             "https://app.example/a/../client.json",
             "http://127.0.0.1:8000/client.json",
         ] {

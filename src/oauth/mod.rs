@@ -243,7 +243,10 @@ impl Authority {
             return Err(Refused::Expired);
         }
         let grant = self.grant(&claims.gid).await?.ok_or(Refused::Revoked)?;
-        let scopes = Scopes::parse(&grant.scopes).map_err(|_| Refused::Revoked)?;
+        let granted = Scopes::parse(&grant.scopes).map_err(|_| Refused::Revoked)?;
+        // A refresh may have narrowed this token below its sign-in.
+        let carried = Scopes::parse(&claims.scope).map_err(|_| Refused::Forged)?;
+        let scopes = granted.intersect(carried);
         let mut forge = self.vault(&grant).ok_or(Refused::Revoked)?;
         if near_expiry(&forge) {
             forge = self.refresh_forge(&grant.id).await?;

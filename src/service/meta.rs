@@ -12,6 +12,7 @@ use crate::engine;
 use crate::engine::error::Invalid;
 use crate::engine::tool::Form;
 use crate::forge::Token;
+use crate::forge::scope::Scopes;
 use crate::manifest::diagnostic::did_you_mean;
 use crate::surface::{self, Meta};
 
@@ -42,7 +43,8 @@ impl Service {
                     .get("limit")
                     .and_then(Value::as_u64)
                     .unwrap_or(surface::DEFAULT_SEARCH_RESULTS);
-                let found = self.search(&text(&arguments, "query"), limit as usize);
+                let scopes = token.and_then(Token::scopes);
+                let found = self.search(&text(&arguments, "query"), limit as usize, scopes);
                 Ok(Called::Value(ToolAnswer::plain(engine::endpoint::within(
                     found, budget,
                 ))))
@@ -97,11 +99,21 @@ impl Service {
         }
     }
 
-    /// The `search_tools` answer: the best `limit` reachable tools for `query`.
-    fn search(&self, query: &str, limit: usize) -> Value {
-        let hits = self.index().search(query, limit);
+    /// The `search_tools` answer: the best `limit` reachable tools for `query`; for a sign-in
+    /// limited to `scopes`, only the tools those scopes allow.
+    fn search(&self, query: &str, limit: usize, scopes: Option<Scopes>) -> Value {
+        let allowed = |tool: &engine::Tool| {
+            scopes.is_none_or(|s| tool.needs().is_none_or(|need| s.allows(need)))
+        };
+        let wanted = match scopes {
+            Some(_) => self.catalog.tools().len(),
+            None => limit,
+        };
+        let hits = self.index().search(query, wanted);
         let tools: Vec<Value> = hits
             .iter()
+            .filter(|hit| allowed(&self.catalog.tools()[hit.tool]))
+            .take(limit)
             .map(|hit| {
                 let tool = &self.catalog.tools()[hit.tool];
                 let mut row = Map::new();
