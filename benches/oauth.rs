@@ -20,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use criterion::{Criterion, criterion_group, criterion_main};
-use forgelens::config::{OAuthConfig, default_scopes};
+use forgelens::config::{OAuthConfig, StoreConfig, default_scopes};
 use forgelens::forge::oauth::ForgeTokens;
 use forgelens::forge::{Client, ClientOptions};
 use forgelens::oauth::Authority;
@@ -42,10 +42,10 @@ fn bench(c: &mut Criterion) {
         forge_client_secret: "secret".into(),
         offered: default_scopes(),
         key_file: dir.path().join("key"),
-        store: dir.path().join("store.json"),
+        store: StoreConfig::File(dir.path().join("store.json")),
         loopback_clients: false,
     };
-    let store = Arc::new(FileStore::open(&config.store).expect("a store"));
+    let store = Arc::new(FileStore::open(&dir.path().join("store.json")).expect("a store"));
     let keys = Keys::from_bytes(KEY);
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)

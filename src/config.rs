@@ -6,7 +6,7 @@
 //! safety limits).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -599,7 +599,13 @@ pub struct OAuthFlags {
         help = S::OAUTH_KEY_FILE.help_text())]
     pub oauth_key_file: Option<PathBuf>,
     #[arg(long = S::STORE.flag, value_name = S::STORE.value, help = S::STORE.help_text())]
-    pub store: Option<PathBuf>,
+    pub store: Option<String>,
+    #[arg(long = S::STORE_PASSWORD_FILE.flag, value_name = S::STORE_PASSWORD_FILE.value,
+        help = S::STORE_PASSWORD_FILE.help_text())]
+    pub store_password_file: Option<PathBuf>,
+    #[arg(long = S::STORE_TIMEOUT_MS.flag, value_name = S::STORE_TIMEOUT_MS.value,
+        help = S::STORE_TIMEOUT_MS.help_text())]
+    pub store_timeout_ms: Option<u64>,
     #[arg(long = S::OAUTH_SCOPES.flag, value_name = S::OAUTH_SCOPES.value,
         help = S::OAUTH_SCOPES.help_text())]
     pub oauth_scopes: Option<String>,
@@ -620,6 +626,10 @@ impl OAuthFlags {
                 .or_else(|| outer.forge_client_secret_file.clone()),
             oauth_key_file: self.oauth_key_file.or_else(|| outer.oauth_key_file.clone()),
             store: self.store.or_else(|| outer.store.clone()),
+            store_password_file: self
+                .store_password_file
+                .or_else(|| outer.store_password_file.clone()),
+            store_timeout_ms: self.store_timeout_ms.or(outer.store_timeout_ms),
             oauth_scopes: self.oauth_scopes.or_else(|| outer.oauth_scopes.clone()),
             oauth_loopback_clients: self.oauth_loopback_clients || outer.oauth_loopback_clients,
         }
@@ -636,6 +646,8 @@ impl OAuthFlags {
             ),
             (self.oauth_key_file.is_some(), &S::OAUTH_KEY_FILE),
             (self.store.is_some(), &S::STORE),
+            (self.store_password_file.is_some(), &S::STORE_PASSWORD_FILE),
+            (self.store_timeout_ms.is_some(), &S::STORE_TIMEOUT_MS),
             (self.oauth_scopes.is_some(), &S::OAUTH_SCOPES),
             (self.oauth_loopback_clients, &S::OAUTH_LOOPBACK_CLIENTS),
         ]
@@ -653,8 +665,115 @@ pub struct OAuthConfig {
     pub forge_client_secret: String,
     pub offered: Scopes,
     pub key_file: PathBuf,
-    pub store: PathBuf,
+    pub store: StoreConfig,
     pub loopback_clients: bool,
+}
+
+/// Where the authorization server keeps its state.
+#[derive(Clone, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// The embedded store: one file, for one process.
+    File(PathBuf),
+    /// A Redis or Valkey server that every replica shares.
+    Redis {
+        /// `redis://host:port/db` or `rediss://…`, without credentials.
+        url: String,
+        password: Option<String>,
+        /// How long one call may take before the request that needed it is refused.
+        timeout: Duration,
+    },
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreConfig::File(path) => f.debug_tuple("File").field(path).finish(),
+            StoreConfig::Redis { url, timeout, .. } => f
+                .debug_struct("Redis")
+                .field("url", url)
+                .field("timeout", timeout)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The store `--store` names: a `redis://` or `rediss://` URL, else a file.
+    fn resolve(
+        flags: &OAuthFlags,
+        look: &Lookup<'_>,
+        key_file: &Path,
+    ) -> Result<StoreConfig, ConfigError> {
+        let given = match &flags.store {
+            Some(text) => Some(("--store".to_owned(), text.clone())),
+            None => look.first(S::STORE.env),
+        };
+        let Some((name, text)) = given.filter(|(_, t)| is_store_url(t)) else {
+            let password_given = flags.store_password_file.is_some()
+                || look.first(S::STORE_PASSWORD_FILE.env).is_some();
+            if password_given || flags.store_timeout_ms.is_some() {
+                return Err(ConfigError::OAuth(
+                    "--store-password-file and --store-timeout-ms are settings of a shared store: \
+                     give --store redis://HOST:PORT/DB"
+                        .into(),
+                ));
+            }
+            let path = match &flags.store {
+                Some(text) => PathBuf::from(text),
+                None => look.first(S::STORE.env).map_or_else(
+                    || key_file.with_file_name("forgelens-store.json"),
+                    |(_, v)| PathBuf::from(v),
+                ),
+            };
+            return Ok(StoreConfig::File(path));
+        };
+        let url = Url::parse(text.trim())
+            .map_err(|e| ConfigError::OAuth(format!("{name}: `{text}` is not a URL ({e})")))?;
+        if url.password().is_some() || !url.username().is_empty() {
+            return Err(ConfigError::OAuth(format!(
+                "{name}: put the store's password in --store-password-file or \
+                 {}, not in the URL, where it would show in process listings and logs",
+                S::STORE_PASSWORD_FILE.env.join(" / ")
+            )));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(ConfigError::OAuth(format!(
+                "{name}: `{text}` names no host: write redis://HOST:PORT/DB"
+            )));
+        }
+        let password = match &flags.store_password_file {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| {
+                        ConfigError::OAuth(format!(
+                            "cannot read the store password file {}: {e}",
+                            path.display()
+                        ))
+                    })?
+                    .trim()
+                    .to_owned(),
+            ),
+            None => look
+                .first(S::STORE_PASSWORD_FILE.env)
+                .map(|(_, v)| v.trim().to_owned()),
+        };
+        let timeout_ms = look.count(
+            flags.store_timeout_ms,
+            "--store-timeout-ms",
+            S::STORE_TIMEOUT_MS.env,
+            S::STORE_TIMEOUT_MS.number(),
+        )?;
+        Ok(StoreConfig::Redis {
+            url: url.to_string(),
+            password: password.filter(|p| !p.is_empty()),
+            timeout: Duration::from_millis(timeout_ms),
+        })
+    }
+}
+
+fn is_store_url(text: &str) -> bool {
+    let text = text.trim();
+    text.starts_with("redis://") || text.starts_with("rediss://")
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -773,11 +892,7 @@ impl OAuthConfig {
                     .map(|(_, v)| PathBuf::from(v))
             })
             .ok_or_else(|| needed(&S::OAUTH_KEY_FILE))?;
-        let store = flags
-            .store
-            .clone()
-            .or_else(|| look.first(S::STORE.env).map(|(_, v)| PathBuf::from(v)))
-            .unwrap_or_else(|| key_file.with_file_name("forgelens-store.json"));
+        let store = StoreConfig::resolve(flags, look, &key_file)?;
         let offered = match &flags.oauth_scopes {
             Some(text) => Some(("--oauth-scopes".to_owned(), text.clone())),
             None => look.first(S::OAUTH_SCOPES.env),
@@ -1512,7 +1627,10 @@ mod tests {
         assert_eq!(oauth.resource(), "https://mcp.example.com/mcp");
         assert_eq!(oauth.forge_client_secret, "from-env");
         assert_eq!(oauth.offered, default_scopes());
-        assert_eq!(oauth.store, dir.path().join("forgelens-store.json"));
+        assert_eq!(
+            oauth.store,
+            StoreConfig::File(dir.path().join("forgelens-store.json"))
+        );
         assert_eq!(oauth.cookie_name(), "__Host-forgelens-consent");
         assert!(
             !format!("{oauth:?}").contains("from-env"),
@@ -1551,6 +1669,54 @@ mod tests {
             error.contains("--public-url is a setting of the OAuth sign-in; add --oauth"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_shared_store_is_a_redis_url_with_its_password_kept_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key").display().to_string();
+        let password = dir.path().join("password");
+        std::fs::write(&password, "hunter2\n").unwrap();
+        let mut flags = http_flags("127.0.0.1:8080");
+        flags.oauth.oauth = true;
+        let env = [
+            ("FORGELENS_PUBLIC_URL", "https://mcp.example.com"),
+            ("FORGELENS_FORGE_CLIENT_ID", "app"),
+            ("FORGELENS_FORGE_CLIENT_SECRET", "s"),
+            ("FORGELENS_OAUTH_KEY_FILE", key.as_str()),
+            ("FORGELENS_STORE", "redis://cache.internal:6379/2"),
+        ];
+        let store = |flags: &HttpFlags, env: &[(&str, &str)]| {
+            http(flags, env).map(|c| c.unwrap().oauth.unwrap().store)
+        };
+        assert_eq!(
+            store(&flags, &env),
+            Ok(StoreConfig::Redis {
+                url: "redis://cache.internal:6379/2".into(),
+                password: None,
+                timeout: Duration::from_millis(1000),
+            })
+        );
+        flags.oauth.store_password_file = Some(password);
+        flags.oauth.store_timeout_ms = Some(250);
+        flags.oauth.store = Some("rediss://cache.internal/0".into());
+        let shared = store(&flags, &env).unwrap();
+        assert_eq!(
+            shared,
+            StoreConfig::Redis {
+                url: "rediss://cache.internal/0".into(),
+                password: Some("hunter2".into()),
+                timeout: Duration::from_millis(250),
+            }
+        );
+        assert!(!format!("{shared:?}").contains("hunter2"), "{shared:?}");
+        flags.oauth.store = Some("redis://:hunter2@cache.internal/0".into());
+        let error = store(&flags, &env).unwrap_err().to_string();
+        assert!(error.contains("--store-password-file"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        flags.oauth.store = Some(dir.path().join("s.json").display().to_string());
+        let error = store(&flags, &env).unwrap_err().to_string();
+        assert!(error.contains("settings of a shared store"), "{error}");
     }
 
     #[test]

@@ -496,11 +496,31 @@ pub const OAUTH_KEY_FILE: Setting = Setting {
 
 pub const STORE: Setting = Setting {
     flag: "store",
-    value: Some("FILE"),
+    value: Some("FILE|URL"),
     env: &["FORGELENS_STORE"],
     default: Default::Words("forgelens-store.json beside the key file"),
-    help: "Where sign-ins are kept (registered clients, codes, sign-ins with their sealed forge tokens): one file, written owner-only, read back on restart.",
+    help: "Where sign-ins are kept (registered clients, codes, sign-ins with their sealed forge tokens): a file, written owner-only and read back on restart, for one process; or redis://HOST:PORT/DB (rediss:// for TLS), a Redis or Valkey server every replica shares.",
     what: "sign-in store",
+    note: "",
+};
+
+pub const STORE_PASSWORD_FILE: Setting = Setting {
+    flag: "store-password-file",
+    value: Some("FILE"),
+    env: &["FORGELENS_STORE_PASSWORD"],
+    default: Default::Words("none"),
+    help: "Read the shared store's password from this file; never in the URL or a flag. The variable holds the password itself.",
+    what: "its password",
+    note: "",
+};
+
+pub const STORE_TIMEOUT_MS: Setting = Setting {
+    flag: "store-timeout-ms",
+    value: Some("MS"),
+    env: &["FORGELENS_STORE_TIMEOUT_MS"],
+    default: Default::Number(1000),
+    help: "Milliseconds one call to the shared store may take; past it the request that needed it is refused with 503 rather than kept waiting.",
+    what: "shared store timeout",
     note: "",
 };
 
@@ -575,6 +595,8 @@ pub const SIGN_IN: &[&Setting] = &[
     &FORGE_CLIENT_SECRET_FILE,
     &OAUTH_KEY_FILE,
     &STORE,
+    &STORE_PASSWORD_FILE,
+    &STORE_TIMEOUT_MS,
     &OAUTH_SCOPES,
     &OAUTH_LOOPBACK_CLIENTS,
 ];

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::fake_forge::{FakeForge, Reply};
 use crate::support::fake_oauth::{ACCESS_PREFIX, APP_ID, APP_SECRET, REFRESH_PREFIX};
+use crate::support::proxy::Proxy;
 use crate::support::{HttpServer, Launch};
 
 const MODERN: &str = "2026-07-28";
@@ -22,11 +23,15 @@ const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef-test-key";
 
-/// A forge, forgelens signing users in at it, and everything the tests received.
-struct World {
-    forge: FakeForge,
-    server: Option<HttpServer>,
-    base: String,
+/// A forge, forgelens signing users in at it (one process, or replicas behind a round-robin
+/// proxy), and everything the tests received.
+pub(crate) struct World {
+    pub(crate) forge: FakeForge,
+    servers: Vec<HttpServer>,
+    /// Where each process listens; with replicas, the proxy listens at `base`.
+    ports: Vec<u16>,
+    proxy: Option<Proxy>,
+    pub(crate) base: String,
     dir: tempfile::TempDir,
     args: Vec<String>,
     /// Every status line, header and body the test received from forgelens.
@@ -44,6 +49,21 @@ fn free_port() -> u16 {
 
 impl World {
     async fn start(extra: &[&str]) -> World {
+        let port = free_port();
+        World::build(vec![port], None, extra).await
+    }
+
+    /// `count` processes sharing the store at `store` (a `redis://` URL), behind a proxy that
+    /// hands each request to the next one in turn.
+    pub(crate) async fn replicated(count: usize, store: &str, extra: &[&str]) -> World {
+        let ports = (0..count).map(|_| free_port()).collect();
+        let proxy = Proxy::start().await;
+        let mut args = vec!["--store", store];
+        args.extend(extra);
+        World::build(ports, Some(proxy), &args).await
+    }
+
+    async fn build(ports: Vec<u16>, proxy: Option<Proxy>, extra: &[&str]) -> World {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let forge = FakeForge::standard().await;
         forge.route(
@@ -59,13 +79,13 @@ impl World {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("key"), KEY).unwrap();
         std::fs::write(dir.path().join("secret"), format!("{APP_SECRET}\n")).unwrap();
-        let port = free_port();
-        let base = format!("http://127.0.0.1:{port}");
+        let base = match &proxy {
+            Some(proxy) => proxy.base.clone(),
+            None => format!("http://127.0.0.1:{}", ports[0]),
+        };
         forge.oauth_app(&format!("{base}/callback"));
         let d = |name: &str| dir.path().join(name).display().to_string();
         let mut args: Vec<String> = [
-            "--http",
-            &format!("127.0.0.1:{port}"),
             "--oauth",
             "--public-url",
             &base,
@@ -75,8 +95,6 @@ impl World {
             &d("secret"),
             "--oauth-key-file",
             &d("key"),
-            "--store",
-            &d("store.json"),
             "--tool-surface",
             "full",
         ]
@@ -84,13 +102,18 @@ impl World {
         .map(|s| s.to_string())
         .collect();
         args.extend(extra.iter().map(|s| s.to_string()));
+        if !args.iter().any(|a| a == "--store") {
+            args.extend(["--store".to_owned(), d("store.json")]);
+        }
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap();
         let mut world = World {
             forge,
-            server: None,
+            servers: Vec::new(),
+            ports,
+            proxy,
             base,
             dir,
             args,
@@ -102,27 +125,42 @@ impl World {
     }
 
     async fn launch(&mut self) {
-        let mut launch = Launch::new(&self.forge);
-        for arg in &self.args {
-            launch = launch.arg(arg);
+        for port in self.ports.clone() {
+            let mut launch = Launch::new(&self.forge)
+                .arg("--http")
+                .arg(&format!("127.0.0.1:{port}"));
+            for arg in &self.args {
+                launch = launch.arg(arg);
+            }
+            let server = launch.start_http().await;
+            if let Some(proxy) = &self.proxy {
+                proxy.add(&server.base);
+            }
+            self.servers.push(server);
         }
-        self.server = Some(launch.start_http().await);
     }
 
     async fn restart(&mut self) {
-        let server = self.server.take().unwrap();
-        let log = server.log();
-        self.seen.lock().unwrap().push_str(&log);
-        drop(server);
-        // The old process is killed on drop; wait until its port is free again.
-        let addr = self.base.trim_start_matches("http://").to_owned();
-        for _ in 0..500 {
-            if std::net::TcpStream::connect(&addr).is_err() {
-                break;
+        for server in std::mem::take(&mut self.servers) {
+            let log = server.log();
+            self.seen.lock().unwrap().push_str(&log);
+        }
+        // The old processes are killed on drop; wait until their ports are free again.
+        for port in &self.ports {
+            let addr = format!("127.0.0.1:{port}");
+            for _ in 0..500 {
+                if std::net::TcpStream::connect(&addr).is_err() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         self.launch().await;
+    }
+
+    /// How many requests each process behind the proxy was handed.
+    pub(crate) fn spread(&self) -> Vec<usize> {
+        self.proxy.as_ref().map(Proxy::spread).unwrap_or_default()
     }
 
     /// Keeps what a response said, for the leak check; gives it back as status, headers, text.
@@ -135,7 +173,7 @@ impl World {
         (status, headers, text)
     }
 
-    async fn get(&self, url: &str, cookie: Option<&str>) -> (u16, HeaderMap, String) {
+    pub(crate) async fn get(&self, url: &str, cookie: Option<&str>) -> (u16, HeaderMap, String) {
         let mut request = self.http.get(url);
         if let Some(cookie) = cookie {
             request = request.header(header::COOKIE, cookie);
@@ -143,7 +181,7 @@ impl World {
         self.keep(request.send().await.unwrap()).await
     }
 
-    async fn form(&self, path: &str, form: &[(&str, &str)]) -> (u16, HeaderMap, String) {
+    pub(crate) async fn form(&self, path: &str, form: &[(&str, &str)]) -> (u16, HeaderMap, String) {
         let response = self
             .http
             .post(format!("{}{path}", self.base))
@@ -225,7 +263,7 @@ impl World {
     }
 
     /// A whole hand-driven sign-in with `scope`: the tokens answer.
-    async fn sign_in(&self, scope: Option<&str>) -> (String, Value) {
+    pub(crate) async fn sign_in(&self, scope: Option<&str>) -> (String, Value) {
         let client = self.register(CLIENT_REDIRECT).await;
         let extra: Vec<(&str, &str)> = scope.map(|s| ("scope", s)).into_iter().collect();
         let browsed = self
@@ -254,7 +292,7 @@ impl World {
         (status, serde_json::from_str(&text).unwrap())
     }
 
-    async fn refresh(&self, client: &str, refresh: &str) -> (u16, Value) {
+    pub(crate) async fn refresh(&self, client: &str, refresh: &str) -> (u16, Value) {
         let (status, _, text) = self
             .form(
                 "/token",
@@ -269,7 +307,12 @@ impl World {
     }
 
     /// One stateless MCP request with `bearer`: status, `WWW-Authenticate`, the answer.
-    async fn mcp(&self, bearer: Option<&str>, method: &str, params: Value) -> (u16, String, Value) {
+    pub(crate) async fn mcp(
+        &self,
+        bearer: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> (u16, String, Value) {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -306,9 +349,9 @@ impl World {
 
     /// Fails when any forge token, refresh token or the application's secret appears in what
     /// forgelens sent or logged, or unsealed in its store.
-    fn assert_no_forge_secret(&self) {
+    pub(crate) fn assert_no_forge_secret(&self) {
         let mut all = self.seen.lock().unwrap().clone();
-        if let Some(server) = &self.server {
+        for server in &self.servers {
             all.push_str(&server.log());
         }
         all.push_str(&String::from_utf8_lossy(

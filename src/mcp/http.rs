@@ -507,6 +507,7 @@ fn router(
     };
     let readiness = Arc::new(Readiness {
         service,
+        authority: authority.clone(),
         last_answer: Mutex::new(None),
     });
     let sign_in = authority.map(|a| a.routes()).unwrap_or_default();
@@ -963,6 +964,8 @@ async fn log_request(request: Request, next: Next) -> Response {
 /// `/readyz`: the forge answered `GET /version` within [`READY_FRESH`].
 struct Readiness {
     service: Arc<Service>,
+    /// Under `--oauth`, its store must answer too: sign-ins cannot be served without it.
+    authority: Option<Arc<Authority>>,
     /// When the forge last answered. Behind a lock so that a burst of probes asks the forge
     /// once, not once each.
     last_answer: Mutex<Option<Instant>>,
@@ -970,6 +973,16 @@ struct Readiness {
 
 impl Readiness {
     async fn answer(&self) -> Response {
+        if let Some(authority) = &self.authority
+            && let Err(error) = authority.check_store().await
+        {
+            tracing::warn!("not ready: {error}");
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {error}"),
+                None,
+            );
+        }
         let mut last = self.last_answer.lock().await;
         if last.is_some_and(|at| at.elapsed() < READY_FRESH) {
             return (StatusCode::OK, "ready\n").into_response();

@@ -4,7 +4,7 @@
 //! theirs (no client registration, no resource indicators, no audience in its tokens). So
 //! forgelens is both: the authorization server its clients register with and get tokens from,
 //! and a confidential client of the forge, which signs the user in upstream. The forge's
-//! tokens stay in the vault (sealed, in the [`store`]); a client only ever holds forgelens's
+//! tokens stay in the vault (sealed, in the [`store`]: a file, or [`shared`] by replicas); a client only ever holds forgelens's
 //! own tokens, short-lived and bound to this server's `/mcp` as their audience.
 //!
 //! The flow, by module: a client is known by a client ID metadata document or by dynamic
@@ -18,6 +18,7 @@ mod clients;
 mod flow;
 pub mod keys;
 mod page;
+pub mod shared;
 pub mod store;
 pub mod tokens;
 
@@ -35,8 +36,9 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use self::keys::Keys;
+use self::shared::RedisStore;
 use self::store::{FileStore, Store, StoreError};
-use crate::config::OAuthConfig;
+use crate::config::{OAuthConfig, StoreConfig};
 use crate::forge::oauth::{ForgeApp, ForgeOAuthError, ForgeTokens};
 use crate::forge::scope::Scopes;
 use crate::forge::{self, Token};
@@ -141,7 +143,14 @@ impl Authority {
     /// The authorization server of `config`, signing users in at `forge`.
     pub fn start(config: &OAuthConfig, forge: forge::Client) -> Result<Authority, StartError> {
         let keys = Keys::from_file(&config.key_file)?;
-        let store = Arc::new(FileStore::open(&config.store)?);
+        let store: Arc<dyn Store> = match &config.store {
+            StoreConfig::File(path) => Arc::new(FileStore::open(path)?),
+            StoreConfig::Redis {
+                url,
+                password,
+                timeout,
+            } => Arc::new(RedisStore::new(url, password.as_deref(), *timeout)?),
+        };
         Authority::with_store(config, forge, keys, store)
     }
 
@@ -168,6 +177,11 @@ impl Authority {
             documents,
             refreshing: Mutex::default(),
         })
+    }
+
+    /// Whether the store answers: `/readyz` under `--oauth`.
+    pub async fn check_store(&self) -> Result<(), StoreError> {
+        self.store.check().await
     }
 
     /// The routes of the authorization server, to serve beside `/mcp`.

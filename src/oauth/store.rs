@@ -2,7 +2,7 @@
 //! sign-ins, codes, sign-ins (grants, with their sealed forge tokens), refresh tokens and the
 //! ones already spent. One interface, [`Store`]: values with a lifetime under string keys, and
 //! an atomic take for what may be used once. [`FileStore`] is the embedded backend, one file
-//! that a restart reads back; a shared backend for replicas implements the same four calls.
+//! that a restart reads back; [`super::shared::RedisStore`] is the one replicas share, behind the same calls.
 //!
 //! Values reach the store already sealed where they hold secrets (see [`super::keys`]); keys
 //! of codes and tokens are their hashes, never the secrets themselves.
@@ -29,6 +29,10 @@ pub enum StoreError {
     },
     #[error("the OAuth store {path} cannot be read: {detail}")]
     Read { path: String, detail: String },
+    #[error(
+        "the shared store {url} did not answer ({detail}); sign-ins wait until it does — check that it runs and that this host reaches it"
+    )]
+    Shared { url: String, detail: String },
 }
 
 /// What a store call gives back, later.
@@ -44,6 +48,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn take<'a>(&'a self, key: &'a str) -> Stored<'a, Option<Vec<u8>>>;
     /// Forgets `key`.
     fn delete<'a>(&'a self, key: &'a str) -> Stored<'a, ()>;
+    /// Whether the store answers now: for `/readyz`.
+    fn check(&self) -> Stored<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// One value and when it expires (seconds since the epoch).
