@@ -324,7 +324,7 @@ impl Pipe {
         // The forge is never contacted: tools/list reads the catalog only.
         let env = |k: &str| (k == "FORGEJO_URL").then(|| "http://127.0.0.1:9".to_owned());
         let config = Config::resolve(&Flags::default(), &env).expect("the config resolves");
-        let service = Service::start(&config, sources).expect("the service starts");
+        let service = Service::start(&config, sources, None).expect("the service starts");
         let (client, server) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server);
         tokio::spawn(async move {

@@ -25,8 +25,8 @@ use forgelens::forge::oauth::ForgeTokens;
 use forgelens::forge::{Client, ClientOptions};
 use forgelens::oauth::Authority;
 use forgelens::oauth::keys::Keys;
-use forgelens::oauth::store::{FileStore, Store};
 use forgelens::oauth::tokens::{self, Claims};
+use forgelens::store::{FileStore, Store};
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 

@@ -38,7 +38,7 @@ fn service() -> (Service, &'static str) {
         ..Flags::default()
     };
     let config = Config::resolve(&flags, &|_| None).expect("the config resolves");
-    let service = Service::start(&config, &sources).expect("the service starts");
+    let service = Service::start(&config, &sources, None).expect("the service starts");
     (service, from)
 }
 

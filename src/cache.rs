@@ -9,20 +9,34 @@
 //! Entries are keyed by the token that read them as well as the URI, so two users never see each
 //! other's answers, and the cache is bounded both in entries and in bytes, dropping the least
 //! recently used first.
+//!
+//! With a shared store (`--store redis://…`) the cache has a second tier that every replica
+//! reads: an answer one replica read is a hit on the others. Its keys are keyed hashes of the
+//! token, its scopes and the URI ([`RedisStore::name`]), never the token; its values are
+//! bounded ([`MAX_SHARED_BYTES`]) and live exactly as long as they would here. While the
+//! store does not answer, the tier is skipped and this process's cache serves alone.
 
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lru::LruCache;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::engine::ReadOutput;
+use crate::engine::{Block, ReadOutput};
 use crate::forge::Token;
+use crate::store::Store as _;
+use crate::store::redis::RedisStore;
 
 /// Most answers kept.
 pub const MAX_ENTRIES: usize = 1024;
 /// Most bytes of answer text kept (4 MiB).
 pub const MAX_BYTES: usize = 4 * 1024 * 1024;
+/// Largest answer put in the shared store (512 KiB): a larger one is kept here only.
+pub const MAX_SHARED_BYTES: usize = 512 * 1024;
+/// The media types an answer's blocks have, so one read back from the store is whole.
+const MIMES: [&str; 3] = ["application/json", "text/markdown", "text/plain"];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -50,6 +64,24 @@ pub struct ReadCache {
     /// How long a mutable answer is kept; `None`: not at all.
     mutable_ttl: Option<Duration>,
     max_bytes: usize,
+    /// The tier replicas share.
+    shared: Option<Arc<RedisStore>>,
+}
+
+/// An answer as the shared store keeps it.
+#[derive(Serialize, Deserialize)]
+struct Shared {
+    blocks: Vec<(String, String)>,
+    meta: Option<Value>,
+    ttl_ms: Option<u64>,
+    /// When it stops being fresh, in milliseconds since the epoch.
+    expires: u64,
+}
+
+fn epoch_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, millis)
 }
 
 impl ReadCache {
@@ -66,6 +98,80 @@ impl ReadCache {
             }),
             mutable_ttl,
             max_bytes,
+            shared: None,
+        }
+    }
+
+    /// Shares the cache with every replica of `store`.
+    pub fn share(&mut self, store: Arc<RedisStore>) {
+        self.shared = Some(store);
+    }
+
+    /// The answer kept for `uri` read with `token`: here, else in the shared store (and then
+    /// here too, for the rest of its life).
+    pub async fn lookup(&self, token: Option<&Token>, uri: &str) -> Option<ReadOutput> {
+        let now = Instant::now();
+        if let Some(kept) = self.get(token, uri, now) {
+            return Some(kept);
+        }
+        let store = self.shared.as_ref()?;
+        let key = shared_key(store, token, uri).await?;
+        let bytes = store.get(&key).await.ok()??;
+        let shared: Shared = serde_json::from_slice(&bytes).ok()?;
+        let left = shared
+            .expires
+            .checked_sub(epoch_millis())
+            .filter(|ms| *ms > 0)?;
+        let blocks = shared
+            .blocks
+            .into_iter()
+            .map(|(mime, text)| {
+                let mime = MIMES.into_iter().find(|m| *m == mime)?;
+                Some(Block { mime, text })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let output = ReadOutput {
+            blocks,
+            meta: shared.meta,
+            ttl_ms: shared.ttl_ms.map(|_| left),
+        };
+        self.keep_here(token, uri, &output, now, Duration::from_millis(left));
+        Some(output)
+    }
+
+    /// Keeps `output` when its kind of answer may be reused: here, and in the shared store.
+    pub async fn keep(&self, token: Option<&Token>, uri: &str, output: &ReadOutput) {
+        let Some(life) = self.life(output) else {
+            return;
+        };
+        self.keep_here(token, uri, output, Instant::now(), life);
+        let Some(store) = &self.shared else { return };
+        if answer_bytes(uri, output) > MAX_SHARED_BYTES {
+            return;
+        }
+        let Some(key) = shared_key(store, token, uri).await else {
+            return;
+        };
+        let shared = Shared {
+            blocks: output
+                .blocks
+                .iter()
+                .map(|b| (b.mime.to_owned(), b.text.clone()))
+                .collect(),
+            meta: output.meta.clone(),
+            ttl_ms: output.ttl_ms,
+            expires: epoch_millis() + millis(life),
+        };
+        let value = serde_json::to_vec(&shared).expect("text and JSON always serialize");
+        // A failure is the store's to log; the answer is kept here all the same.
+        let _ = store.put(&key, value, life).await;
+    }
+
+    /// How long `output` may be kept, if at all.
+    fn life(&self, output: &ReadOutput) -> Option<Duration> {
+        match output.ttl_ms {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => self.mutable_ttl,
         }
     }
 
@@ -92,16 +198,22 @@ impl ReadCache {
         Some(output)
     }
 
-    /// Keeps `output` when its kind of answer may be reused.
+    /// Keeps `output` here when its kind of answer may be reused.
     pub fn put(&self, token: Option<&Token>, uri: &str, output: &ReadOutput, now: Instant) {
-        let life = match output.ttl_ms {
-            Some(ms) => Duration::from_millis(ms),
-            None => match self.mutable_ttl {
-                Some(ttl) => ttl,
-                None => return,
-            },
-        };
-        let bytes = uri.len() + output.blocks.iter().map(|b| b.text.len()).sum::<usize>();
+        if let Some(life) = self.life(output) {
+            self.keep_here(token, uri, output, now, life);
+        }
+    }
+
+    fn keep_here(
+        &self,
+        token: Option<&Token>,
+        uri: &str,
+        output: &ReadOutput,
+        now: Instant,
+        life: Duration,
+    ) {
+        let bytes = answer_bytes(uri, output);
         if bytes > self.max_bytes {
             return;
         }
@@ -136,6 +248,30 @@ impl ReadCache {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn answer_bytes(uri: &str, output: &ReadOutput) -> usize {
+    uri.len() + output.blocks.iter().map(|b| b.text.len()).sum::<usize>()
+}
+
+/// The shared store's key of `uri` read with `token`: the token and the scopes it is held
+/// to, hashed under the store's secret with the URI. `None` while the store does not answer.
+async fn shared_key(store: &RedisStore, token: Option<&Token>, uri: &str) -> Option<String> {
+    let secret = token.map_or("", |t| t.secret());
+    let scopes = token
+        .and_then(Token::scopes)
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let name = store
+        .name(&[
+            b"cache",
+            secret.as_bytes(),
+            scopes.as_bytes(),
+            uri.as_bytes(),
+        ])
+        .await
+        .ok()?;
+    Some(format!("cache:{name}"))
 }
 
 #[cfg(test)]

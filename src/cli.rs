@@ -24,6 +24,7 @@ use crate::forge::{self, ClientOptions};
 use crate::lint::LintArgs;
 use crate::manifest::Source;
 use crate::service::{CallError, Called, Listing, Service, StartError, ToolAnswer};
+use crate::store::redis::RedisStore;
 use crate::{catalog, lint, mcp, settings};
 
 /// Serve a Forgejo or Gitea instance to AI agents over MCP.
@@ -213,11 +214,16 @@ pub fn stdio_service(
     if let Some(flag) = args.http.http.as_ref().map(|_| settings::HTTP.name()) {
         return Err(format!("{flag}: this serves stdio only"));
     }
-    start(&args.common, env).map_err(|(message, _)| message)
+    start(&args.common, env, None).map_err(|(message, _)| message)
 }
 
-/// Resolves the configuration and starts the service; on failure, the message and exit code.
-fn start(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Service, (String, u8)> {
+/// Resolves the configuration and starts the service (its cache and forge budget kept in
+/// `shared`, when given); on failure, the message and exit code.
+fn start(
+    args: &ServeArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    shared: Option<Arc<RedisStore>>,
+) -> Result<Service, (String, u8)> {
     let config = Config::resolve(&args.flags, env).map_err(|e| (e.to_string(), 2))?;
     if let Some(warning) = args
         .flags
@@ -243,7 +249,7 @@ fn start(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Servi
             Some(instance_catalog(&config, cache_dir).map_err(|e| (e, 2))?)
         }
     };
-    Service::start(&config, &sources).map_err(|e| {
+    Service::start(&config, &sources, shared).map_err(|e| {
         let code = match e {
             StartError::Manifest(_) => 1,
             StartError::Filter(_) | StartError::Forge(_) => 2,
@@ -311,7 +317,22 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
             2,
         );
     }
-    let service = match start(&args.common, &process_env) {
+    let runtime = match http {
+        None => runtime(),
+        Some(_) => threaded_runtime(),
+    };
+    // The shared store's connection task is spawned on the runtime that will serve.
+    let _entered = runtime.enter();
+    let shared = match http
+        .as_ref()
+        .and_then(|h| h.store.as_ref())
+        .map(RedisStore::new)
+    {
+        None => None,
+        Some(Ok(store)) => Some(Arc::new(store)),
+        Some(Err(e)) => return fail(&e.to_string(), 2),
+    };
+    let service = match start(&args.common, &process_env, shared) {
         Ok(s) => Arc::new(s),
         Err((message, code)) => return fail(&message, code),
     };
@@ -327,10 +348,10 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
         mcp::announce(&service, "stdio");
     }
     let served = match http {
-        None => runtime()
+        None => runtime
             .block_on(mcp::serve_stdio(service))
             .map_err(|e| format!("{e:#}")),
-        Some(http) => threaded_runtime()
+        Some(http) => runtime
             .block_on(mcp::http::serve(service, &http))
             .map_err(|e| e.to_string()),
     };
@@ -342,7 +363,7 @@ fn serve(args: &ServerArgs, started: fn()) -> ExitCode {
 
 fn read(uri: &str, args: &ServeArgs) -> ExitCode {
     init_logging(args.log_level.as_deref(), "warn");
-    let service = match start(args, &process_env) {
+    let service = match start(args, &process_env, None) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };
@@ -380,7 +401,7 @@ fn failed(service: &Service, error: &engine::Error, tool: bool) -> ExitCode {
 /// One line per entry, tab-separated, for people and for `grep`/`cut` alike.
 fn list(what: ListWhat, all: bool, args: &ServeArgs) -> ExitCode {
     init_logging(args.log_level.as_deref(), "warn");
-    let service = match start(args, &process_env) {
+    let service = match start(args, &process_env, None) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };
@@ -454,7 +475,7 @@ fn call(tool: &str, json: &str, args: &ServeArgs) -> ExitCode {
         Ok(_) => return fail("--args must be a JSON object", 2),
         Err(e) => return fail(&format!("--args is not JSON: {e}"), 2),
     };
-    let service = match start(args, &process_env) {
+    let service = match start(args, &process_env, None) {
         Ok(s) => s,
         Err((message, code)) => return fail(&message, code),
     };

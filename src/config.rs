@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use crate::forge::Token;
 use crate::forge::allow::AllowList;
+use crate::forge::budget::Rate;
 use crate::forge::scope::Scopes;
 use crate::manifest::{FileId, Source, Sources};
 use crate::settings as S;
@@ -156,6 +157,8 @@ pub struct Flags {
     #[arg(long = S::MAX_UPSTREAM_REQUESTS.flag, value_name = S::MAX_UPSTREAM_REQUESTS.value,
         help = S::MAX_UPSTREAM_REQUESTS.help_text())]
     pub max_upstream_requests: Option<u64>,
+    #[arg(long = S::FORGE_RATE.flag, value_name = S::FORGE_RATE.value, help = S::FORGE_RATE.help_text())]
+    pub forge_rate: Option<String>,
     #[arg(long = S::CATALOG.flag, value_name = S::CATALOG.value, help = S::CATALOG.help_text())]
     pub catalog: Option<PathBuf>,
     #[arg(long = S::CATALOG_FROM_INSTANCE.flag, help = S::CATALOG_FROM_INSTANCE.help_text())]
@@ -193,6 +196,7 @@ impl Flags {
             disabled_tools: self.disabled_tools.or_else(|| outer.disabled_tools.clone()),
             timeout: self.timeout.or(outer.timeout),
             max_upstream_requests: self.max_upstream_requests.or(outer.max_upstream_requests),
+            forge_rate: self.forge_rate.or_else(|| outer.forge_rate.clone()),
             catalog: self.catalog.or_else(|| outer.catalog.clone()),
             catalog_from_instance: self.catalog_from_instance || outer.catalog_from_instance,
             cache_dir: self.cache_dir.or_else(|| outer.cache_dir.clone()),
@@ -218,6 +222,8 @@ pub struct Config {
     pub timeout: Duration,
     /// Most requests in flight to the forge at once.
     pub max_upstream: usize,
+    /// Most requests per token and period (`--forge-rate`); `None`: as many as come.
+    pub forge_rate: Option<Rate>,
     /// Where generated tools come from, when they are wanted.
     pub catalog: Option<CatalogSource>,
     /// How long an answer of a mutable resource is reused; `None`: never (the default).
@@ -277,6 +283,8 @@ pub enum ConfigError {
         room: usize,
         needed: usize,
     },
+    #[error("{name}: {why}")]
+    Rate { name: String, why: String },
     #[error("{name}: {why}")]
     AllowRepos {
         name: String,
@@ -443,6 +451,12 @@ impl Config {
             S::MAX_UPSTREAM_REQUESTS.env,
             DEFAULT_MAX_UPSTREAM_REQUESTS,
         )?;
+        let forge_rate = match &flags.forge_rate {
+            Some(text) => Some(("--forge-rate".to_owned(), text.clone())),
+            None => look.first(S::FORGE_RATE.env),
+        }
+        .map(|(name, text)| Rate::parse(&text).map_err(|why| ConfigError::Rate { name, why }))
+        .transpose()?;
         let cache_ttl_ms = match (flags.cache_ttl_ms, look.first(S::CACHE_TTL_MS.env)) {
             (Some(ms), _) => ms,
             (None, Some((name, value))) => value
@@ -529,6 +543,7 @@ impl Config {
             timeout: Duration::from_secs(timeout),
             // A semaphore counts in u32; a larger cap is no cap anyway.
             max_upstream: max_upstream.min(u64::from(u32::MAX)) as usize,
+            forge_rate,
             catalog,
             mutable_ttl: (cache_ttl_ms > 0).then(|| Duration::from_millis(cache_ttl_ms)),
             surface,
@@ -645,9 +660,6 @@ impl OAuthFlags {
                 &S::FORGE_CLIENT_SECRET_FILE,
             ),
             (self.oauth_key_file.is_some(), &S::OAUTH_KEY_FILE),
-            (self.store.is_some(), &S::STORE),
-            (self.store_password_file.is_some(), &S::STORE_PASSWORD_FILE),
-            (self.store_timeout_ms.is_some(), &S::STORE_TIMEOUT_MS),
             (self.oauth_scopes.is_some(), &S::OAUTH_SCOPES),
             (self.oauth_loopback_clients, &S::OAUTH_LOOPBACK_CLIENTS),
         ]
@@ -670,40 +682,38 @@ pub struct OAuthConfig {
 }
 
 /// Where the authorization server keeps its state.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
     /// The embedded store: one file, for one process.
     File(PathBuf),
-    /// A Redis or Valkey server that every replica shares.
-    Redis {
-        /// `redis://host:port/db` or `rediss://…`, without credentials.
-        url: String,
-        password: Option<String>,
-        /// How long one call may take before the request that needed it is refused.
-        timeout: Duration,
-    },
+    /// The store replicas share ([`HttpConfig::store`]).
+    Shared,
 }
 
-impl std::fmt::Debug for StoreConfig {
+/// A Redis or Valkey server that every replica shares (`--store redis://…`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SharedStore {
+    /// `redis://host:port/db` or `rediss://…`, without credentials.
+    pub url: String,
+    pub password: Option<String>,
+    /// How long one call may take before the request that needed it goes on without it (or
+    /// is refused, for a sign-in).
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for SharedStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreConfig::File(path) => f.debug_tuple("File").field(path).finish(),
-            StoreConfig::Redis { url, timeout, .. } => f
-                .debug_struct("Redis")
-                .field("url", url)
-                .field("timeout", timeout)
-                .finish_non_exhaustive(),
-        }
+        f.debug_struct("SharedStore")
+            .field("url", &self.url)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
     }
 }
 
-impl StoreConfig {
-    /// The store `--store` names: a `redis://` or `rediss://` URL, else a file.
-    fn resolve(
-        flags: &OAuthFlags,
-        look: &Lookup<'_>,
-        key_file: &Path,
-    ) -> Result<StoreConfig, ConfigError> {
+impl SharedStore {
+    /// The shared store `--store` names: `Some` for a `redis://` or `rediss://` URL, `None`
+    /// for a file (the embedded store of `--oauth`) or nothing.
+    fn resolve(flags: &OAuthFlags, look: &Lookup<'_>) -> Result<Option<SharedStore>, ConfigError> {
         let given = match &flags.store {
             Some(text) => Some(("--store".to_owned(), text.clone())),
             None => look.first(S::STORE.env),
@@ -718,14 +728,7 @@ impl StoreConfig {
                         .into(),
                 ));
             }
-            let path = match &flags.store {
-                Some(text) => PathBuf::from(text),
-                None => look.first(S::STORE.env).map_or_else(
-                    || key_file.with_file_name("forgelens-store.json"),
-                    |(_, v)| PathBuf::from(v),
-                ),
-            };
-            return Ok(StoreConfig::File(path));
+            return Ok(None);
         };
         let url = Url::parse(text.trim())
             .map_err(|e| ConfigError::OAuth(format!("{name}: `{text}` is not a URL ({e})")))?;
@@ -763,11 +766,34 @@ impl StoreConfig {
             S::STORE_TIMEOUT_MS.env,
             S::STORE_TIMEOUT_MS.number(),
         )?;
-        Ok(StoreConfig::Redis {
+        Ok(Some(SharedStore {
             url: url.to_string(),
             password: password.filter(|p| !p.is_empty()),
             timeout: Duration::from_millis(timeout_ms),
-        })
+        }))
+    }
+}
+
+impl StoreConfig {
+    /// Where sign-ins are kept: the shared store when there is one, else the file `--store`
+    /// names (by default beside the key file).
+    fn resolve(
+        flags: &OAuthFlags,
+        look: &Lookup<'_>,
+        key_file: &Path,
+        shared: bool,
+    ) -> StoreConfig {
+        if shared {
+            return StoreConfig::Shared;
+        }
+        let path = match &flags.store {
+            Some(text) => PathBuf::from(text),
+            None => look.first(S::STORE.env).map_or_else(
+                || key_file.with_file_name("forgelens-store.json"),
+                |(_, v)| PathBuf::from(v),
+            ),
+        };
+        StoreConfig::File(path)
     }
 }
 
@@ -827,8 +853,19 @@ impl OAuthConfig {
     }
 
     /// Resolves `flags` against `env`; `None` without `--oauth`.
-    fn resolve(flags: &OAuthFlags, look: &Lookup<'_>) -> Result<Option<OAuthConfig>, ConfigError> {
+    fn resolve(
+        flags: &OAuthFlags,
+        look: &Lookup<'_>,
+        shared: bool,
+    ) -> Result<Option<OAuthConfig>, ConfigError> {
         if !look.flag(flags.oauth, S::OAUTH.env)? {
+            if !shared && (flags.store.is_some() || look.first(S::STORE.env).is_some()) {
+                return Err(ConfigError::OAuth(
+                    "--store FILE keeps sign-ins: add --oauth, or give --store redis://HOST:PORT/DB \
+                     to share the read cache and the forge's rate budget between replicas"
+                        .into(),
+                ));
+            }
             return match flags.first_given() {
                 Some(flag) => Err(ConfigError::OAuth(format!(
                     "{flag} is a setting of the OAuth sign-in; add --oauth"
@@ -892,7 +929,7 @@ impl OAuthConfig {
                     .map(|(_, v)| PathBuf::from(v))
             })
             .ok_or_else(|| needed(&S::OAUTH_KEY_FILE))?;
-        let store = StoreConfig::resolve(flags, look, &key_file)?;
+        let store = StoreConfig::resolve(flags, look, &key_file, shared);
         let offered = match &flags.oauth_scopes {
             Some(text) => Some(("--oauth-scopes".to_owned(), text.clone())),
             None => look.first(S::OAUTH_SCOPES.env),
@@ -991,6 +1028,12 @@ impl HttpFlags {
             (self.write_timeout.is_some(), &S::WRITE_TIMEOUT),
             (self.sessions, &S::SESSIONS),
             (self.oauth.oauth, &S::OAUTH),
+            (self.oauth.store.is_some(), &S::STORE),
+            (
+                self.oauth.store_password_file.is_some(),
+                &S::STORE_PASSWORD_FILE,
+            ),
+            (self.oauth.store_timeout_ms.is_some(), &S::STORE_TIMEOUT_MS),
         ]
         .into_iter()
         .find_map(|(given, setting)| given.then(|| setting.name()))
@@ -1031,6 +1074,9 @@ pub struct HttpConfig {
     pub sessions: bool,
     /// The OAuth sign-in (`--oauth`); `None`: personal tokens, as without HTTP.
     pub oauth: Option<OAuthConfig>,
+    /// The store replicas share (`--store redis://…`): sign-ins, the read cache's shared
+    /// tier and the forge's rate budget.
+    pub store: Option<SharedStore>,
 }
 
 impl HttpConfig {
@@ -1149,7 +1195,8 @@ impl HttpConfig {
         let max_concurrent_requests = max_concurrent_requests.min(u32::MAX as usize);
         let max_connections = max_connections.min(u32::MAX as usize);
         let (max_connections, lowered) = connection_cap(max_connections, descriptor_limit())?;
-        let oauth = OAuthConfig::resolve(&flags.oauth, &look)?;
+        let store = SharedStore::resolve(&flags.oauth, &look)?;
+        let oauth = OAuthConfig::resolve(&flags.oauth, &look, store.is_some())?;
         Ok(Some(HttpConfig {
             addr,
             remote,
@@ -1165,6 +1212,7 @@ impl HttpConfig {
             lowered,
             sessions,
             oauth,
+            store,
         }))
     }
 }
@@ -1687,23 +1735,30 @@ mod tests {
             ("FORGELENS_STORE", "redis://cache.internal:6379/2"),
         ];
         let store = |flags: &HttpFlags, env: &[(&str, &str)]| {
-            http(flags, env).map(|c| c.unwrap().oauth.unwrap().store)
+            http(flags, env).map(|c| {
+                let c = c.unwrap();
+                (c.oauth.unwrap().store, c.store)
+            })
         };
         assert_eq!(
             store(&flags, &env),
-            Ok(StoreConfig::Redis {
-                url: "redis://cache.internal:6379/2".into(),
-                password: None,
-                timeout: Duration::from_millis(1000),
-            })
+            Ok((
+                StoreConfig::Shared,
+                Some(SharedStore {
+                    url: "redis://cache.internal:6379/2".into(),
+                    password: None,
+                    timeout: Duration::from_millis(1000),
+                })
+            ))
         );
         flags.oauth.store_password_file = Some(password);
         flags.oauth.store_timeout_ms = Some(250);
         flags.oauth.store = Some("rediss://cache.internal/0".into());
-        let shared = store(&flags, &env).unwrap();
+        let (_, shared) = store(&flags, &env).unwrap();
+        let shared = shared.unwrap();
         assert_eq!(
             shared,
-            StoreConfig::Redis {
+            SharedStore {
                 url: "rediss://cache.internal/0".into(),
                 password: Some("hunter2".into()),
                 timeout: Duration::from_millis(250),
@@ -1717,6 +1772,22 @@ mod tests {
         flags.oauth.store = Some(dir.path().join("s.json").display().to_string());
         let error = store(&flags, &env).unwrap_err().to_string();
         assert!(error.contains("settings of a shared store"), "{error}");
+
+        // Without --oauth, a shared store still shares the cache and the rate budget; a file
+        // holds only sign-ins, so it needs --oauth.
+        let mut plain = http_flags("127.0.0.1:8080");
+        plain.oauth.store = Some("redis://cache.internal/1".into());
+        let c = http(&plain, &[]).unwrap().unwrap();
+        assert_eq!(
+            (c.oauth, c.store.map(|s| s.url)),
+            (None, Some("redis://cache.internal/1".into()))
+        );
+        plain.oauth.store = Some("/var/lib/forgelens/store.json".into());
+        let error = http(&plain, &[]).unwrap_err().to_string();
+        assert!(
+            error.contains("add --oauth, or give --store redis://"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod oauth;
 pub mod service;
 pub mod settings;
+pub mod store;
 pub mod surface;
 
 pub use cli::run;

@@ -214,6 +214,16 @@ pub const MAX_UPSTREAM_REQUESTS: Setting = Setting {
     note: "",
 };
 
+pub const FORGE_RATE: Setting = Setting {
+    flag: "forge-rate",
+    value: Some("N/PERIOD"),
+    env: &["FORGELENS_FORGE_RATE"],
+    default: Default::Words("none"),
+    help: "Send at most N requests per token in any PERIOD (`600/m`, `100/10s`, `5000/h`), to stay under a limit the forge or its proxy enforces; shared by every replica of a --store. A request that would wait longer than 5 s is refused with the wait.",
+    what: "requests to the forge per token",
+    note: "as many as come, waiting out a 429's Retry-After",
+};
+
 pub const CACHE_TTL_MS: Setting = Setting {
     flag: "cache-ttl-ms",
     value: Some("MS"),
@@ -499,8 +509,8 @@ pub const STORE: Setting = Setting {
     value: Some("FILE|URL"),
     env: &["FORGELENS_STORE"],
     default: Default::Words("forgelens-store.json beside the key file"),
-    help: "Where sign-ins are kept (registered clients, codes, sign-ins with their sealed forge tokens): a file, written owner-only and read back on restart, for one process; or redis://HOST:PORT/DB (rediss:// for TLS), a Redis or Valkey server every replica shares.",
-    what: "sign-in store",
+    help: "Where what outlives a request is kept: a file (with --oauth: registered clients, codes, sign-ins with their sealed forge tokens; written owner-only, read back on restart) for one process; or redis://HOST:PORT/DB (rediss:// for TLS), a Redis or Valkey server every replica shares, which then also holds the read cache's shared tier and the forge's request budget.",
+    what: "store",
     note: "",
 };
 
@@ -519,7 +529,7 @@ pub const STORE_TIMEOUT_MS: Setting = Setting {
     value: Some("MS"),
     env: &["FORGELENS_STORE_TIMEOUT_MS"],
     default: Default::Number(1000),
-    help: "Milliseconds one call to the shared store may take; past it the request that needed it is refused with 503 rather than kept waiting.",
+    help: "Milliseconds one call to the shared store may take; past it a sign-in is refused with 503 and a personal-token request goes on without the shared cache and budget, rather than either waiting.",
     what: "shared store timeout",
     note: "",
 };
@@ -557,6 +567,7 @@ pub const SERVE: &[&Setting] = &[
     &DISABLED_TOOLS,
     &TIMEOUT,
     &MAX_UPSTREAM_REQUESTS,
+    &FORGE_RATE,
     &CACHE_TTL_MS,
     &TOOL_SURFACE,
     &SUDO,
@@ -594,12 +605,12 @@ pub const SIGN_IN: &[&Setting] = &[
     &FORGE_CLIENT_ID,
     &FORGE_CLIENT_SECRET_FILE,
     &OAUTH_KEY_FILE,
-    &STORE,
-    &STORE_PASSWORD_FILE,
-    &STORE_TIMEOUT_MS,
     &OAUTH_SCOPES,
     &OAUTH_LOOPBACK_CLIENTS,
 ];
+
+/// The settings of the store (with `--http`): the sign-ins' file, or the store replicas share.
+pub const STORE_SETTINGS: &[&Setting] = &[&STORE, &STORE_PASSWORD_FILE, &STORE_TIMEOUT_MS];
 
 #[cfg(test)]
 mod tests {
@@ -607,7 +618,13 @@ mod tests {
 
     #[test]
     fn every_flag_and_variable_is_declared_once() {
-        let all: Vec<&Setting> = SERVE.iter().chain(SERVER).chain(SIGN_IN).copied().collect();
+        let all: Vec<&Setting> = SERVE
+            .iter()
+            .chain(SERVER)
+            .chain(SIGN_IN)
+            .chain(STORE_SETTINGS)
+            .copied()
+            .collect();
         let mut flags: Vec<&str> = all.iter().map(|s| s.flag).collect();
         let mut vars: Vec<&str> = all.iter().flat_map(|s| s.env.iter().copied()).collect();
         let (nflags, nvars) = (flags.len(), vars.len());

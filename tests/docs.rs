@@ -127,6 +127,11 @@ fn the_settings_tables_are_the_declared_settings() {
         SETTINGS,
         &settings::table(settings::SIGN_IN, true),
     );
+    check(
+        "docs/deploy.md",
+        SETTINGS,
+        &settings::table(settings::STORE_SETTINGS, true),
+    );
 }
 
 #[test]

@@ -62,7 +62,8 @@ static CORE: LazyLock<forgelens::service::Service> = LazyLock::new(|| {
     };
     let config =
         forgelens::config::Config::resolve(&flags, &|_| None).expect("the config resolves");
-    forgelens::service::Service::start(&config, &Sources::builtin()).expect("the service starts")
+    forgelens::service::Service::start(&config, &Sources::builtin(), None)
+        .expect("the service starts")
 });
 
 /// Values a rule accepts, generated from the rule itself.

@@ -27,7 +27,7 @@ fn service(catalog: Option<String>) -> Service {
         name: "generated".into(),
         text,
     });
-    Service::start(&config, &sources).unwrap()
+    Service::start(&config, &sources, None).unwrap()
 }
 
 /// The answer of `search_tools` for `arguments`, through the service as a call runs it.

@@ -292,6 +292,7 @@ impl ErrorTable {
             Error::InvalidParams(_) => Reason::InvalidParams,
             Error::NotFound(_) => Reason::NotFound,
             Error::Forge(ForgeError::Status { status, .. }) => self.reason_for_status(*status),
+            Error::Forge(ForgeError::Budget { .. }) => self.reason_for_status(429),
             Error::Forge(
                 ForgeError::ReadOnly { .. }
                 | ForgeError::NotAllowed { .. }
@@ -344,10 +345,13 @@ impl ErrorTable {
         let text = error.to_string();
         let text = neutralize(&text, Rendering::Plain, "");
         let mut message = cut(text.trim_end_matches('.'), MAX_ERROR_TEXT);
-        if let Error::Forge(ForgeError::Status {
-            retry_after: Some(wait),
-            ..
-        }) = error
+        if let Error::Forge(
+            ForgeError::Status {
+                retry_after: Some(wait),
+                ..
+            }
+            | ForgeError::Budget { wait, .. },
+        ) = error
         {
             message.push_str(&format!(". Retry after {} seconds", wait.as_secs().max(1)));
         }
@@ -358,6 +362,7 @@ impl ErrorTable {
                 ForgeError::ReadOnly { .. }
                     | ForgeError::NotAllowed { .. }
                     | ForgeError::Scope { .. }
+                    | ForgeError::Budget { .. }
             )
         );
         let hint = self.hints.get(&reason).filter(|_| !own).and_then(|hints| {

@@ -10,6 +10,9 @@
 //!   address its network reaches).
 //! - GETs are retried on 429 (when `Retry-After` fits the budget) and on 500/502/503/504, with
 //!   exponential backoff and jitter; other methods are never retried.
+//! - Each request waits for the token's [`Budget`] (`--forge-rate`, and the `Retry-After` of
+//!   a `429`, shared by replicas through the store) when that wait fits the same bound;
+//!   otherwise it is not sent, and the error says how long until it may be.
 //! - Bodies are read in chunks and refused past the size cap, without buffering the rest.
 //! - At most `max_in_flight` requests are in flight at once; the others wait, none is dropped.
 //! - Identical GETs (same URL, token, `Accept` and `Sudo`) in flight at the same time are sent
@@ -30,10 +33,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::allow::AllowList;
+use super::budget::{Admission, Budget, Rate};
 use super::scope::Need;
 use super::{
     Accept, Body, ForgeError, FormPart, FormValue, Method, Payload, Request, Response, Token,
 };
+use crate::store::redis::RedisStore;
 
 /// Most redirect hops followed for one GET.
 pub const MAX_REDIRECTS: usize = 5;
@@ -64,6 +69,10 @@ pub struct ClientOptions {
     pub max_in_flight: usize,
     /// The repositories requests may be about (`--allow-repos`); `None` for all.
     pub allow: Option<AllowList>,
+    /// Most requests per token and period (`--forge-rate`); `None`: as many as come.
+    pub rate: Option<Rate>,
+    /// The store replicas share, which keeps the budget for all of them.
+    pub store: Option<Arc<RedisStore>>,
 }
 
 impl ClientOptions {
@@ -79,6 +88,8 @@ impl ClientOptions {
             read_only: false,
             max_in_flight: 64,
             allow: None,
+            rate: None,
+            store: None,
         }
     }
 }
@@ -94,6 +105,7 @@ pub struct Client {
     /// The GETs in flight, for callers asking the same to join. Weak, so that a request whose
     /// callers all gave up is dropped rather than kept alive by this map.
     gets: Arc<Mutex<HashMap<GetKey, WeakShared<SharedGet>>>>,
+    budget: Arc<Budget>,
 }
 
 type SharedGet = BoxFuture<'static, Result<Response, ForgeError>>;
@@ -159,12 +171,17 @@ impl Client {
             })?;
         let api = api_root(&options.base_url);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(options.max_in_flight.max(1)));
+        let mut budget = Budget::new(options.rate);
+        if let Some(store) = &options.store {
+            budget.share(store.clone());
+        }
         Ok(Client {
             http,
             api,
             options,
             in_flight,
             gets: Arc::default(),
+            budget: Arc::new(budget),
         })
     }
 
@@ -269,6 +286,7 @@ impl Client {
         let mut attempt = 0;
         let mut waited = Duration::ZERO;
         loop {
+            self.wait_for_budget(request, token, &mut waited).await?;
             let result = {
                 // Held for one attempt only: a retry's wait leaves room to others.
                 let _permit = self
@@ -279,13 +297,59 @@ impl Client {
                 self.send_once(request, token).await
             };
             let Err(error) = &result else { return result };
+            let held = match error {
+                ForgeError::Status {
+                    status: 429,
+                    retry_after: Some(wait),
+                    ..
+                } => self.budget.hold(token, *wait).await,
+                _ => false,
+            };
             let Some(delay) = self.retry_delay(request, error, attempt, waited) else {
                 return result;
             };
+            // A hold is waited out by the budget before the next attempt, for every request.
+            let delay = if held { Duration::ZERO } else { delay };
             tracing::debug!(request = %request.describe(), attempt, ?delay, "retrying");
             tokio::time::sleep(delay).await;
             waited += delay;
             attempt += 1;
+        }
+    }
+
+    /// Waits until the token's budget admits `request`, adding the wait to `waited`; a wait
+    /// longer than `Retry-After` may take refuses it instead.
+    async fn wait_for_budget(
+        &self,
+        request: &Request,
+        token: Option<&Token>,
+        waited: &mut Duration,
+    ) -> Result<(), ForgeError> {
+        loop {
+            let admission = self.budget.admit(token).await;
+            let wait = admission.wait();
+            if wait.is_zero() {
+                return Ok(());
+            }
+            if *waited + wait > self.options.max_retry_after {
+                let why = match (admission, self.budget.rate()) {
+                    (Admission::Spent(_), Some(rate)) => format!(
+                        "this token sent the {} requests per {} s that --forge-rate allows",
+                        rate.count,
+                        rate.period.as_secs()
+                    ),
+                    _ => "the forge answered 429 for this token and asked every request to wait"
+                        .to_owned(),
+                };
+                return Err(ForgeError::Budget {
+                    request: request.describe(),
+                    why,
+                    wait,
+                });
+            }
+            tracing::debug!(request = %request.describe(), ?wait, "waiting for the forge's budget");
+            tokio::time::sleep(wait).await;
+            *waited += wait;
         }
     }
 

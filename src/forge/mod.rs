@@ -6,6 +6,7 @@
 //! or the manifests.
 
 pub mod allow;
+pub mod budget;
 mod client;
 pub mod oauth;
 pub mod scope;
@@ -218,6 +219,14 @@ pub enum ForgeError {
         "{request} was not sent: it needs the scope {needed}, which this sign-in was not granted; sign in again asking for it"
     )]
     Scope { request: String, needed: String },
+    /// The token's budget is spent (`--forge-rate`, or the forge asked every replica to
+    /// wait): nothing was sent.
+    #[error("{request} was not sent: {why}")]
+    Budget {
+        request: String,
+        why: String,
+        wait: Duration,
+    },
 }
 
 impl ForgeError {

@@ -63,6 +63,7 @@ use crate::config::{HttpConfig, LOOPBACK_HOSTS};
 use crate::forge::Token;
 use crate::oauth::Authority;
 use crate::service::Service;
+use crate::store::Store as _;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -220,7 +221,12 @@ pub async fn serve(service: Arc<Service>, config: &HttpConfig) -> Result<(), Htt
     let permits = Arc::new(Semaphore::new(config.max_concurrent_requests));
     let authority = match &config.oauth {
         Some(oauth) => Some(Arc::new(
-            Authority::start(oauth, service.forge().clone()).map_err(HttpError::OAuth)?,
+            Authority::start(
+                oauth,
+                service.forge().clone(),
+                service.shared_store().cloned(),
+            )
+            .map_err(HttpError::OAuth)?,
         )),
         None => None,
     };
@@ -507,7 +513,7 @@ fn router(
     };
     let readiness = Arc::new(Readiness {
         service,
-        authority: authority.clone(),
+        signs_in: authority.is_some(),
         last_answer: Mutex::new(None),
     });
     let sign_in = authority.map(|a| a.routes()).unwrap_or_default();
@@ -961,11 +967,12 @@ async fn log_request(request: Request, next: Next) -> Response {
     response
 }
 
-/// `/readyz`: the forge answered `GET /version` within [`READY_FRESH`].
+/// `/readyz`: the forge answered `GET /version` within [`READY_FRESH`]. With a shared
+/// store, it must answer too under `--oauth` (sign-ins cannot be served without it); with
+/// personal tokens the server stays ready without it, and says so.
 struct Readiness {
     service: Arc<Service>,
-    /// Under `--oauth`, its store must answer too: sign-ins cannot be served without it.
-    authority: Option<Arc<Authority>>,
+    signs_in: bool,
     /// When the forge last answered. Behind a lock so that a burst of probes asks the forge
     /// once, not once each.
     last_answer: Mutex<Option<Instant>>,
@@ -973,25 +980,30 @@ struct Readiness {
 
 impl Readiness {
     async fn answer(&self) -> Response {
-        if let Some(authority) = &self.authority
-            && let Err(error) = authority.check_store().await
-        {
-            tracing::warn!("not ready: {error}");
+        let store = match self.service.shared_store() {
+            Some(store) => store.check().await.err(),
+            None => None,
+        };
+        if let (Some(error), true) = (&store, self.signs_in) {
             return refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("not ready: {error}"),
                 None,
             );
         }
+        let ready = match &store {
+            None => "ready\n".to_owned(),
+            Some(error) => format!("ready, without the shared cache and rate budget: {error}\n"),
+        };
         let mut last = self.last_answer.lock().await;
         if last.is_some_and(|at| at.elapsed() < READY_FRESH) {
-            return (StatusCode::OK, "ready\n").into_response();
+            return (StatusCode::OK, ready).into_response();
         }
         let outcome = tokio::time::timeout(PROBE_TIMEOUT, self.service.probe()).await;
         match outcome {
             Ok(Ok(())) => {
                 *last = Some(Instant::now());
-                (StatusCode::OK, "ready\n").into_response()
+                (StatusCode::OK, ready).into_response()
             }
             Ok(Err(error)) => {
                 tracing::warn!("not ready: {error}");

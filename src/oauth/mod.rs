@@ -4,8 +4,8 @@
 //! theirs (no client registration, no resource indicators, no audience in its tokens). So
 //! forgelens is both: the authorization server its clients register with and get tokens from,
 //! and a confidential client of the forge, which signs the user in upstream. The forge's
-//! tokens stay in the vault (sealed, in the [`store`]: a file, or [`shared`] by replicas); a client only ever holds forgelens's
-//! own tokens, short-lived and bound to this server's `/mcp` as their audience.
+//! tokens stay in the vault (sealed, in the [`crate::store`]: a file, or Redis shared by replicas); a client
+//! only ever holds forgelens's own tokens, short-lived and bound to this server's `/mcp` as their audience.
 //!
 //! The flow, by module: a client is known by a client ID metadata document or by dynamic
 //! registration ([`clients`]); `/authorize` checks the request and shows forgelens's consent
@@ -18,8 +18,6 @@ mod clients;
 mod flow;
 pub mod keys;
 mod page;
-pub mod shared;
-pub mod store;
 pub mod tokens;
 
 use std::collections::HashMap;
@@ -36,12 +34,12 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use self::keys::Keys;
-use self::shared::RedisStore;
-use self::store::{FileStore, Store, StoreError};
 use crate::config::{OAuthConfig, StoreConfig};
 use crate::forge::oauth::{ForgeApp, ForgeOAuthError, ForgeTokens};
 use crate::forge::scope::Scopes;
 use crate::forge::{self, Token};
+use crate::store::redis::RedisStore;
+use crate::store::{FileStore, Store, StoreError};
 
 /// How long a forgelens access token is good for.
 pub const ACCESS_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -63,6 +61,10 @@ pub enum StartError {
     Store(#[from] StoreError),
     #[error("cannot build the HTTP client for client metadata documents: {0}")]
     Client(String),
+    #[error(
+        "the sign-ins are to be kept in the shared store, but none was started with the server"
+    )]
+    NoSharedStore,
 }
 
 /// Why a request's bearer token was refused: each becomes a `401` with a fresh challenge
@@ -140,16 +142,18 @@ fn now() -> u64 {
 }
 
 impl Authority {
-    /// The authorization server of `config`, signing users in at `forge`.
-    pub fn start(config: &OAuthConfig, forge: forge::Client) -> Result<Authority, StartError> {
+    /// The authorization server of `config`, signing users in at `forge`; `shared` is the
+    /// store replicas share, when `--store` names one.
+    pub fn start(
+        config: &OAuthConfig,
+        forge: forge::Client,
+        shared: Option<Arc<RedisStore>>,
+    ) -> Result<Authority, StartError> {
         let keys = Keys::from_file(&config.key_file)?;
-        let store: Arc<dyn Store> = match &config.store {
-            StoreConfig::File(path) => Arc::new(FileStore::open(path)?),
-            StoreConfig::Redis {
-                url,
-                password,
-                timeout,
-            } => Arc::new(RedisStore::new(url, password.as_deref(), *timeout)?),
+        let store: Arc<dyn Store> = match (&config.store, shared) {
+            (StoreConfig::File(path), _) => Arc::new(FileStore::open(path)?),
+            (StoreConfig::Shared, Some(shared)) => shared,
+            (StoreConfig::Shared, None) => return Err(StartError::NoSharedStore),
         };
         Authority::with_store(config, forge, keys, store)
     }
@@ -177,11 +181,6 @@ impl Authority {
             documents,
             refreshing: Mutex::default(),
         })
-    }
-
-    /// Whether the store answers: `/readyz` under `--oauth`.
-    pub async fn check_store(&self) -> Result<(), StoreError> {
-        self.store.check().await
     }
 
     /// The routes of the authorization server, to serve beside `/mcp`.

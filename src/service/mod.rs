@@ -10,7 +10,7 @@ mod meta;
 mod offer;
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -31,6 +31,7 @@ use crate::forge::{self, ClientOptions, ForgeError, Token};
 use crate::lockdown::{self, Held, Lockdown, Reveal};
 use crate::manifest::diagnostic::did_you_mean;
 use crate::manifest::{Diagnostic, Sources};
+use crate::store::redis::RedisStore;
 use crate::surface::Meta;
 
 pub use self::load::{compile, compile_exactly, compile_generated};
@@ -128,21 +129,40 @@ pub struct Service {
     serving: Serving,
     /// `--lockdown`, with its kept verdicts.
     lockdown: Option<Lockdown>,
+    /// The store replicas share (`--store redis://…`).
+    shared: Option<Arc<RedisStore>>,
 }
 
 impl Service {
-    /// Compiles the manifests, applies the tool filters and builds the forge client.
-    pub fn start(config: &Config, sources: &Sources) -> Result<Service, StartError> {
+    /// Compiles the manifests, applies the tool filters and builds the forge client; with
+    /// `shared`, the store replicas share, the cache and the forge's budget are kept there.
+    pub fn start(
+        config: &Config,
+        sources: &Sources,
+        shared: Option<Arc<RedisStore>>,
+    ) -> Result<Service, StartError> {
         let catalog = compile(sources).map_err(StartError::Manifest)?;
         let mut options = ClientOptions::new(config.url.clone());
         options.read_only = config.read_only;
         options.timeout = config.timeout;
         options.max_in_flight = config.max_upstream;
         options.allow = config.allow.clone();
+        options.rate = config.forge_rate;
+        options.store = shared.clone();
         let started = Instant::now();
         let forge = forge::Client::new(options)?;
         load::phase("forge client", started);
-        Service::with_client(catalog, forge, config)
+        let mut service = Service::with_client(catalog, forge, config)?;
+        if let Some(store) = shared {
+            service.cache.share(store.clone());
+            service.shared = Some(store);
+        }
+        Ok(service)
+    }
+
+    /// The store replicas share, when the server was started with one.
+    pub fn shared_store(&self) -> Option<&Arc<RedisStore>> {
+        self.shared.as_ref()
     }
 
     /// Applies the tool filters of `config` to `catalog` and joins it to `forge`.
@@ -179,6 +199,7 @@ impl Service {
                 instance: config.url.host_str().unwrap_or_default().to_owned(),
             },
             lockdown: config.lockdown.then(Lockdown::default),
+            shared: None,
         })
     }
 
@@ -276,7 +297,7 @@ impl Service {
         };
         let read = self.catalog.route(&bare)?;
         // Kept as shown: a read revealing withheld text is kept apart from one that does not.
-        if let Some(kept) = self.cache.get(token, uri, Instant::now()) {
+        if let Some(kept) = self.cache.lookup(token, uri).await {
             return Ok(kept);
         }
         let mut answers = Vec::new();
@@ -325,7 +346,7 @@ impl Service {
             projected.withheld_text = outcome.text;
         }
         let output = read.finish(projected, &self.serving)?;
-        self.cache.put(token, uri, &output, Instant::now());
+        self.cache.keep(token, uri, &output).await;
         Ok(output)
     }
 
@@ -518,7 +539,7 @@ mod tests {
     #[tokio::test]
     async fn the_search_index_waits_for_the_first_search() {
         let config = Config::resolve(&Flags::default(), &|_| None).unwrap();
-        let service = Service::start(&config, &Sources::builtin()).unwrap();
+        let service = Service::start(&config, &Sources::builtin(), None).unwrap();
         assert!(service.index.get().is_none(), "built at start-up");
         let mut names = Map::new();
         names.insert("names".into(), serde_json::json!(["get_issue"]));

@@ -102,6 +102,15 @@ impl Proxy {
         self.backends.served.lock().unwrap().push(0);
     }
 
+    /// Takes a process out of the rotation, as a load balancer does with one that stops.
+    pub fn remove(&self, base: &str) {
+        let mut bases = self.backends.bases.lock().unwrap();
+        if let Some(i) = bases.iter().position(|b| b == base) {
+            bases.remove(i);
+            self.backends.served.lock().unwrap().remove(i);
+        }
+    }
+
     /// Requests handed to each process, in the order they were added.
     pub fn spread(&self) -> Vec<usize> {
         self.backends.served.lock().unwrap().clone()

@@ -85,6 +85,34 @@ impl Redis {
         );
     }
 
+    /// Every key of forgelens in the server.
+    pub fn keys(&self) -> Vec<String> {
+        let client = redis::Client::open(self.url()).unwrap();
+        let mut connection = client.get_connection().unwrap();
+        redis::cmd("KEYS")
+            .arg("forgelens:*")
+            .query(&mut connection)
+            .unwrap()
+    }
+
+    /// Everything the server wrote to disk (its append-only files), as text: what an
+    /// attacker holding the store's disk would read.
+    pub fn dump(&self) -> String {
+        fn walk(dir: &std::path::Path, out: &mut Vec<u8>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if let Ok(bytes) = std::fs::read(&path) {
+                    out.extend(bytes);
+                }
+            }
+        }
+        let mut bytes = Vec::new();
+        walk(self.dir.path(), &mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     /// Stops the server; the port refuses connections once this returns.
     pub fn stop(&mut self) {
         self.kill();

@@ -1,11 +1,15 @@
-//! Where the authorization server keeps what outlives a request: registered clients, pending
-//! sign-ins, codes, sign-ins (grants, with their sealed forge tokens), refresh tokens and the
-//! ones already spent. One interface, [`Store`]: values with a lifetime under string keys, and
-//! an atomic take for what may be used once. [`FileStore`] is the embedded backend, one file
-//! that a restart reads back; [`super::shared::RedisStore`] is the one replicas share, behind the same calls.
+//! Where what outlives a request is kept. The authorization server's state (registered
+//! clients, pending sign-ins, codes, sign-ins with their sealed forge tokens, refresh tokens
+//! and the ones already spent) goes through one interface, [`Store`]: values with a lifetime
+//! under string keys, and an atomic take for what may be used once. [`FileStore`] is the
+//! embedded backend, one file that a restart reads back; [`redis::RedisStore`] is the one
+//! replicas share, behind the same calls, and it also carries the shared read cache and the
+//! forge's request budget.
 //!
-//! Values reach the store already sealed where they hold secrets (see [`super::keys`]); keys
-//! of codes and tokens are their hashes, never the secrets themselves.
+//! Values reach the store already sealed where they hold secrets (see
+//! [`crate::oauth::keys`]); keys of codes and tokens are their hashes, never the secrets.
+
+pub mod redis;
 
 use std::collections::HashMap;
 use std::io::Write as _;
