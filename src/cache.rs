@@ -177,7 +177,7 @@ impl ReadCache {
 
     /// The answer kept for `uri` read with `token`, if it is still fresh at `now`. Its `ttlMs`
     /// is what remains of its life, so a client that caches it too never keeps it longer.
-    pub fn get(&self, token: Option<&Token>, uri: &str, now: Instant) -> Option<ReadOutput> {
+    fn get(&self, token: Option<&Token>, uri: &str, now: Instant) -> Option<ReadOutput> {
         let key = Key {
             token: token.cloned(),
             uri: uri.to_owned(),
@@ -198,8 +198,9 @@ impl ReadCache {
         Some(output)
     }
 
-    /// Keeps `output` here when its kind of answer may be reused.
-    pub fn put(&self, token: Option<&Token>, uri: &str, output: &ReadOutput, now: Instant) {
+    /// Keeps `output` here when its kind of answer may be reused, as of `now`.
+    #[cfg(test)]
+    fn put(&self, token: Option<&Token>, uri: &str, output: &ReadOutput, now: Instant) {
         if let Some(life) = self.life(output) {
             self.keep_here(token, uri, output, now, life);
         }

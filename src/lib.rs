@@ -13,6 +13,8 @@
 //! - [`mcp`] — the rmcp adapter and its transports.
 //! - [`oauth`] — the OAuth 2.1 sign-in of `--http --oauth`: forgelens as its clients'
 //!   authorization server in front of the forge.
+//! - [`store`] — what outlives a request: the sign-ins' file, or the Redis store replicas
+//!   share for sign-ins, the read cache and the forge's request budget.
 //! - [`catalog`] — a forge's swagger turned into generated tools, in the `tools.yaml` form.
 //! - [`settings`], [`config`], [`cli`], [`lint`] — the command line around them: every setting
 //!   declared once, resolved against the environment, parsed from the arguments.

@@ -38,6 +38,7 @@ mod policy;
 mod protocol;
 mod read_only;
 mod render_check;
+mod replica_load;
 mod replicas;
 mod request_bodies;
 mod revision_2026;

@@ -19,23 +19,28 @@ use crate::support::redis::Redis;
 use crate::support::{HttpServer, Launch};
 
 const MODERN: &str = "2026-07-28";
-const LABELS: &str = "/repos/acme/widgets/labels";
+pub(crate) const LABELS: &str = "/repos/acme/widgets/labels";
 
 /// Replicas serving with a personal token, sharing the store at `store`, behind a proxy.
-struct Fleet {
-    forge: FakeForge,
-    servers: Vec<HttpServer>,
+pub(crate) struct Fleet {
+    pub(crate) forge: FakeForge,
+    pub(crate) servers: Vec<HttpServer>,
     proxy: Proxy,
     http: reqwest::Client,
 }
 
 impl Fleet {
-    async fn start(count: usize, store: &str, extra: &[&str]) -> Fleet {
+    pub(crate) async fn start(count: usize, store: &str, extra: &[&str]) -> Fleet {
         let forge = FakeForge::standard().await;
         Fleet::with_forge(forge, count, store, extra).await
     }
 
-    async fn with_forge(forge: FakeForge, count: usize, store: &str, extra: &[&str]) -> Fleet {
+    pub(crate) async fn with_forge(
+        forge: FakeForge,
+        count: usize,
+        store: &str,
+        extra: &[&str],
+    ) -> Fleet {
         let proxy = Proxy::start().await;
         let mut servers = Vec::new();
         for _ in 0..count {
@@ -59,7 +64,7 @@ impl Fleet {
     }
 
     /// One stand-alone (2026-07-28) request through the proxy: its status and JSON-RPC answer.
-    async fn mcp(&self, method: &str, params: Value) -> (u16, Value) {
+    pub(crate) async fn mcp(&self, method: &str, params: Value) -> (u16, Value) {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -89,7 +94,7 @@ impl Fleet {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
-    async fn labels(&self) -> (u16, Value) {
+    pub(crate) async fn labels(&self) -> (u16, Value) {
         self.mcp("tools/call", labels_call()).await
     }
 
@@ -108,7 +113,7 @@ impl Fleet {
 }
 
 /// The text of a tool's answer, and whether it is an error.
-fn tool_text(answer: &Value) -> (String, bool) {
+pub(crate) fn tool_text(answer: &Value) -> (String, bool) {
     let result = &answer["result"];
     let text = result["content"]
         .as_array()
@@ -405,6 +410,38 @@ async fn a_store_outage_loses_no_personal_token_request() {
     for log in fleet.logs() {
         assert!(log.contains("the shared store answers again"), "{log}");
     }
+}
+
+#[tokio::test]
+async fn a_store_that_never_answers_delays_no_request_past_its_timeout() {
+    // A listener that takes connections and never says a word: a store behind a dead route.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("redis://{}/0", silent.local_addr().unwrap());
+    let fleet = Fleet::start(
+        2,
+        &url,
+        &["--cache-ttl-ms", "60000", "--store-timeout-ms", "300"],
+    )
+    .await;
+    // Each read is a new one, so each asks the store for it (and would keep it there).
+    for limit in 1..=20 {
+        let started = Instant::now();
+        let uri = format!("forgejo://repo/acme/widgets/labels?limit={limit}");
+        let (status, answer) = fleet.mcp("resources/read", json!({"uri": uri})).await;
+        assert_eq!(status, 200, "{answer}");
+        assert!(answer["result"]["contents"].is_array(), "{answer}");
+        // One store call may wait out the timeout; the ones after it in the same second do
+        // not (two calls waiting would be 600 ms).
+        assert!(
+            started.elapsed() < Duration::from_millis(550),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    for log in fleet.logs() {
+        assert!(log.contains("no answer within 300 ms"), "{log}");
+    }
+    drop(silent);
 }
 
 #[cfg(unix)]

@@ -170,7 +170,7 @@ pub(super) async fn register(
         .put(&client_key(&known.client_id), bytes, REGISTRATION_KEPT)
         .await
     {
-        tracing::error!("the OAuth store failed: {e}");
+        e.report();
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             Json(json!({"error": "temporarily_unavailable", "error_description": "the sign-in store cannot be reached"})),

@@ -26,6 +26,7 @@ use super::tokens::{self, Code};
 use super::{Authority, Grant, SIGN_IN_LIFETIME};
 use crate::forge::oauth::ForgeOAuthError;
 use crate::forge::scope::Scopes;
+use crate::store::StoreError;
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]` (RFC 9728).
 pub(super) async fn resource_metadata(State(authority): State<Arc<Authority>>) -> Response {
@@ -115,8 +116,8 @@ fn see_other(location: &str) -> Response {
     response
 }
 
-fn store_down(error: impl std::fmt::Display) -> Response {
-    tracing::error!("the OAuth store failed: {error}");
+fn store_down(error: StoreError) -> Response {
+    error.report();
     page::problem(
         StatusCode::SERVICE_UNAVAILABLE,
         "The sign-in store cannot be reached right now; try again shortly.",

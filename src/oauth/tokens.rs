@@ -17,6 +17,7 @@ use serde_json::json;
 use super::keys::{Keys, lookup, s256, same};
 use super::{ACCESS_LIFETIME, Authority, CODE_LIFETIME, Grant, REFRESH_LIFETIME, now};
 use crate::forge::scope::Scopes;
+use crate::store::StoreError;
 
 /// What every access token starts with: its format's name and version.
 const PREFIX: &str = "fla1.";
@@ -100,8 +101,13 @@ fn invalid_grant(description: &str) -> Response {
     oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description)
 }
 
-fn unavailable(error: impl std::fmt::Display) -> Response {
-    tracing::error!("the OAuth store failed: {error}");
+fn unavailable(error: StoreError) -> Response {
+    error.report();
+    temporarily_unavailable()
+}
+
+/// The store could not answer; the store logged why.
+fn temporarily_unavailable() -> Response {
     oauth_error(
         StatusCode::SERVICE_UNAVAILABLE,
         "temporarily_unavailable",
@@ -202,7 +208,7 @@ async fn by_code(authority: &Authority, client_id: &str, form: &TokenForm) -> Re
     let grant = match authority.grant(&record.grant).await {
         Ok(Some(grant)) => grant,
         Ok(None) => return invalid_grant("the sign-in has ended"),
-        Err(e) => return unavailable(e),
+        Err(_) => return temporarily_unavailable(),
     };
     issue(authority, &grant, grant.scopes.clone()).await
 }
@@ -249,7 +255,7 @@ async fn by_refresh(authority: &Authority, client_id: &str, form: &TokenForm) ->
     let grant = match authority.grant(&record.grant).await {
         Ok(Some(grant)) => grant,
         Ok(None) => return invalid_grant("the sign-in has ended; sign in again"),
-        Err(e) => return unavailable(e),
+        Err(_) => return temporarily_unavailable(),
     };
     // A refresh may narrow the scopes, never widen them.
     let granted = Scopes::parse(&grant.scopes).unwrap_or_default();

@@ -39,6 +39,18 @@ pub enum StoreError {
     Shared { url: String, detail: String },
 }
 
+impl StoreError {
+    /// Logs a failed call where a request met it. A shared store's outage is logged by the
+    /// store itself, once as it begins and once as it ends, so here it is only a debug line:
+    /// an outage under load must not write a line per request.
+    pub fn report(&self) {
+        match self {
+            StoreError::Shared { .. } => tracing::debug!("the store failed: {self}"),
+            _ => tracing::error!("the store failed: {self}"),
+        }
+    }
+}
+
 /// What a store call gives back, later.
 pub type Stored<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
 

@@ -15,6 +15,8 @@ struct Backends {
     bases: Mutex<Vec<String>>,
     served: Mutex<Vec<usize>>,
     next: AtomicUsize,
+    /// One connection pool to every process, as a load balancer keeps.
+    client: reqwest::Client,
 }
 
 pub struct Proxy {
@@ -54,11 +56,7 @@ async fn forward(State(backends): State<Arc<Backends>>, request: Request) -> Res
         parts.uri.path_and_query().map_or("/", |p| p.as_str())
     );
     let body = to_bytes(body, usize::MAX).await.unwrap();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let mut outgoing = client.request(parts.method, target).body(body);
+    let mut outgoing = backends.client.request(parts.method, target).body(body);
     for (name, value) in &parts.headers {
         if !hop_by_hop(name) {
             outgoing = outgoing.header(name, value);
@@ -80,9 +78,17 @@ async fn forward(State(backends): State<Arc<Backends>>, request: Request) -> Res
 
 impl Proxy {
     pub async fn start() -> Proxy {
+        // reqwest is built here without a TLS provider of its own; one installed already is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let backends = Arc::new(Backends::default());
+        let backends = Arc::new(Backends {
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            ..Backends::default()
+        });
         let app = axum::Router::new()
             .fallback(forward)
             .with_state(backends.clone());

@@ -14,7 +14,8 @@ use crate::oauth::{Authority, Refused};
 /// when the sign-in could not be checked.
 pub(super) fn challenge_response(authority: &Authority, refused: &Refused) -> Response {
     if refused.is_unavailable() {
-        tracing::warn!("a sign-in could not be checked: {refused}");
+        // Its cause was logged where it happened (the store logs an outage once).
+        tracing::debug!("a sign-in could not be checked: {refused}");
         return refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("Service Unavailable: {refused}"),
