@@ -163,6 +163,26 @@ async fn a_sign_in_made_across_replicas_holds_on_each_and_ends_on_each() {
         assert_eq!(status, 401, "revoked on every replica");
         assert!(challenge.contains("invalid_token"), "{challenge}");
     }
+    // Revoked (RFC 7009) through one replica: the next request on each is refused at once.
+    let (client, tokens) = world.sign_in(None).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let (status, _, _) = world
+        .form("/revoke", &[("token", refresh), ("client_id", &client)])
+        .await;
+    assert_eq!(status, 200);
+    let revoked = Instant::now();
+    let before = world.spread();
+    for _ in 0..2 {
+        let (status, _, _) = world.mcp(Some(access), "tools/list", json!({})).await;
+        assert_eq!(status, 401, "refused on every replica");
+    }
+    let after = world.spread();
+    assert!(
+        before.iter().zip(&after).all(|(b, a)| a > b),
+        "both replicas were asked: {before:?} → {after:?}"
+    );
+    assert!(revoked.elapsed() < Duration::from_secs(1));
     world.assert_no_forge_secret();
 }
 
