@@ -122,6 +122,7 @@ fn main() {
         RedisStore::new(&SharedStore {
             url: format!("redis://127.0.0.1:{}/0", redis.1),
             password: None,
+            ca: None,
             timeout: Duration::from_secs(1),
         })
         .expect("the store"),

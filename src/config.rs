@@ -618,6 +618,9 @@ pub struct OAuthFlags {
     #[arg(long = S::STORE_PASSWORD_FILE.flag, value_name = S::STORE_PASSWORD_FILE.value,
         help = S::STORE_PASSWORD_FILE.help_text())]
     pub store_password_file: Option<PathBuf>,
+    #[arg(long = S::STORE_CA_FILE.flag, value_name = S::STORE_CA_FILE.value,
+        help = S::STORE_CA_FILE.help_text())]
+    pub store_ca_file: Option<PathBuf>,
     #[arg(long = S::STORE_TIMEOUT_MS.flag, value_name = S::STORE_TIMEOUT_MS.value,
         help = S::STORE_TIMEOUT_MS.help_text())]
     pub store_timeout_ms: Option<u64>,
@@ -644,6 +647,7 @@ impl OAuthFlags {
             store_password_file: self
                 .store_password_file
                 .or_else(|| outer.store_password_file.clone()),
+            store_ca_file: self.store_ca_file.or_else(|| outer.store_ca_file.clone()),
             store_timeout_ms: self.store_timeout_ms.or(outer.store_timeout_ms),
             oauth_scopes: self.oauth_scopes.or_else(|| outer.oauth_scopes.clone()),
             oauth_loopback_clients: self.oauth_loopback_clients || outer.oauth_loopback_clients,
@@ -696,6 +700,8 @@ pub struct SharedStore {
     /// `redis://host:port/db` or `rediss://…`, without credentials.
     pub url: String,
     pub password: Option<String>,
+    /// PEM certificates to trust for `rediss://` instead of the public roots.
+    pub ca: Option<Vec<u8>>,
     /// How long one call may take before the request that needed it goes on without it (or
     /// is refused, for a sign-in).
     pub timeout: Duration,
@@ -718,17 +724,35 @@ impl SharedStore {
             Some(text) => Some(("--store".to_owned(), text.clone())),
             None => look.first(S::STORE.env),
         };
+        let ca_file = flags.store_ca_file.clone().or_else(|| {
+            look.first(S::STORE_CA_FILE.env)
+                .map(|(_, v)| PathBuf::from(v))
+        });
         let Some((name, text)) = given.filter(|(_, t)| is_store_url(t)) else {
             let password_given = flags.store_password_file.is_some()
                 || look.first(S::STORE_PASSWORD_FILE.env).is_some();
-            if password_given || flags.store_timeout_ms.is_some() {
+            if password_given || ca_file.is_some() || flags.store_timeout_ms.is_some() {
                 return Err(ConfigError::OAuth(
-                    "--store-password-file and --store-timeout-ms are settings of a shared store: \
-                     give --store redis://HOST:PORT/DB"
+                    "--store-password-file, --store-ca-file and --store-timeout-ms are settings \
+                     of a shared store: give --store redis://HOST:PORT/DB"
                         .into(),
                 ));
             }
             return Ok(None);
+        };
+        let ca = match ca_file {
+            None => None,
+            Some(_) if !text.trim().starts_with("rediss://") => {
+                return Err(ConfigError::OAuth(format!(
+                    "{name}: --store-ca-file is for a store reached over TLS: write rediss://…"
+                )));
+            }
+            Some(path) => Some(std::fs::read(&path).map_err(|e| {
+                ConfigError::OAuth(format!(
+                    "cannot read the store's certificate file {}: {e}",
+                    path.display()
+                ))
+            })?),
         };
         let url = Url::parse(text.trim())
             .map_err(|e| ConfigError::OAuth(format!("{name}: `{text}` is not a URL ({e})")))?;
@@ -769,6 +793,7 @@ impl SharedStore {
         Ok(Some(SharedStore {
             url: url.to_string(),
             password: password.filter(|p| !p.is_empty()),
+            ca,
             timeout: Duration::from_millis(timeout_ms),
         }))
     }
@@ -1747,6 +1772,7 @@ mod tests {
                 Some(SharedStore {
                     url: "redis://cache.internal:6379/2".into(),
                     password: None,
+                    ca: None,
                     timeout: Duration::from_millis(1000),
                 })
             ))
@@ -1761,10 +1787,23 @@ mod tests {
             SharedStore {
                 url: "rediss://cache.internal/0".into(),
                 password: Some("hunter2".into()),
+                ca: None,
                 timeout: Duration::from_millis(250),
             }
         );
         assert!(!format!("{shared:?}").contains("hunter2"), "{shared:?}");
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        flags.oauth.store_ca_file = Some(ca);
+        let (_, shared) = store(&flags, &env).unwrap();
+        assert_eq!(
+            shared.unwrap().ca.as_deref(),
+            Some(&b"-----BEGIN CERTIFICATE-----\n"[..])
+        );
+        flags.oauth.store = Some("redis://cache.internal/0".into());
+        let error = store(&flags, &env).unwrap_err().to_string();
+        assert!(error.contains("write rediss://"), "{error}");
+        flags.oauth.store_ca_file = None;
         flags.oauth.store = Some("redis://:hunter2@cache.internal/0".into());
         let error = store(&flags, &env).unwrap_err().to_string();
         assert!(error.contains("--store-password-file"), "{error}");

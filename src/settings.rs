@@ -524,6 +524,16 @@ pub const STORE_PASSWORD_FILE: Setting = Setting {
     note: "",
 };
 
+pub const STORE_CA_FILE: Setting = Setting {
+    flag: "store-ca-file",
+    value: Some("FILE"),
+    env: &["FORGELENS_STORE_CA_FILE"],
+    default: Default::Words("the public roots"),
+    help: "Trust the certificates in this PEM file, instead of the public roots, for a rediss:// store: a store whose certificate a private authority signed.",
+    what: "its certificate authority",
+    note: "",
+};
+
 pub const STORE_TIMEOUT_MS: Setting = Setting {
     flag: "store-timeout-ms",
     value: Some("MS"),
@@ -610,7 +620,12 @@ pub const SIGN_IN: &[&Setting] = &[
 ];
 
 /// The settings of the store (with `--http`): the sign-ins' file, or the store replicas share.
-pub const STORE_SETTINGS: &[&Setting] = &[&STORE, &STORE_PASSWORD_FILE, &STORE_TIMEOUT_MS];
+pub const STORE_SETTINGS: &[&Setting] = &[
+    &STORE,
+    &STORE_PASSWORD_FILE,
+    &STORE_CA_FILE,
+    &STORE_TIMEOUT_MS,
+];
 
 #[cfg(test)]
 mod tests {

@@ -433,6 +433,56 @@ async fn a_store_outage_loses_no_personal_token_request() {
 }
 
 #[tokio::test]
+async fn a_store_over_tls_with_a_private_authority_and_a_password() {
+    let redis = Redis::start_tls("store-secret").await;
+    let dir = tempfile::tempdir().unwrap();
+    let password = dir.path().join("password");
+    std::fs::write(&password, "store-secret\n").unwrap();
+    let (ca, password) = (
+        redis.ca().display().to_string(),
+        password.display().to_string(),
+    );
+    let fleet = Fleet::start(
+        2,
+        &redis.url(),
+        &[
+            "--store-ca-file",
+            &ca,
+            "--store-password-file",
+            &password,
+            "--cache-ttl-ms",
+            "60000",
+        ],
+    )
+    .await;
+    let uri = "forgejo://repo/acme/widgets/labels";
+    for _ in 0..2 {
+        let (status, answer) = fleet.mcp("resources/read", json!({"uri": uri})).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    assert_eq!(fleet.forge_saw(LABELS), 1, "shared over TLS");
+    for log in fleet.logs() {
+        assert!(!log.contains("does not answer"), "{log}");
+        assert!(!log.contains("store-secret"), "{log}");
+    }
+    // Without the authority, the store's certificate is not trusted: the replica says so and
+    // serves without it.
+    let untrusting = Launch::new(&fleet.forge)
+        .token("fleet-token")
+        .arg("--store")
+        .arg(&redis.url())
+        .arg("--store-password-file")
+        .arg(&password)
+        .start_http()
+        .await;
+    let ready = reqwest::get(format!("{}/readyz", untrusting.base))
+        .await
+        .unwrap();
+    let text = ready.text().await.unwrap();
+    assert!(text.contains("without the shared cache"), "{text}");
+}
+
+#[tokio::test]
 async fn a_store_that_never_answers_delays_no_request_past_its_timeout() {
     // A listener that takes connections and never says a word: a store behind a dead route.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

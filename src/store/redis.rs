@@ -95,7 +95,19 @@ impl RedisStore {
             let settings = info.redis_settings().clone().set_password(password);
             info = info.set_redis_settings(settings);
         }
-        let client = redis::Client::open(info).map_err(failed)?;
+        // The TLS of a rediss:// store uses the process's provider, as the forge client does.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = match &settings.ca {
+            Some(ca) => redis::Client::build_with_tls(
+                info,
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(ca.clone()),
+                },
+            ),
+            None => redis::Client::open(info),
+        }
+        .map_err(failed)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(timeout))
             .set_response_timeout(Some(timeout))

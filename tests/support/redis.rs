@@ -11,6 +11,13 @@ pub struct Redis {
     child: Option<Child>,
     pub port: u16,
     dir: tempfile::TempDir,
+    /// With TLS: the authority that signed the server's certificate, and the password asked.
+    tls: Option<Tls>,
+}
+
+struct Tls {
+    ca: std::path::PathBuf,
+    password: String,
 }
 
 impl Drop for Redis {
@@ -35,21 +42,127 @@ impl Redis {
             child: None,
             port,
             dir: tempfile::tempdir().unwrap(),
+            tls: None,
         };
         redis.start_again().await;
         redis
     }
 
-    /// `redis://127.0.0.1:PORT/0`.
+    /// A server reached only over TLS, with a certificate for 127.0.0.1 signed by an authority
+    /// of its own (made with `openssl`), that asks for `password`.
+    pub async fn start_tls(password: &str) -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let openssl = |args: &[&str]| {
+            let status = Command::new("openssl")
+                .args(args)
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("openssl runs");
+            assert!(status.success(), "openssl {args:?}");
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=forgelens test authority",
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ]);
+        std::fs::write(
+            dir.path().join("san.ext"),
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+        )
+        .unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ]);
+        let ca = dir.path().join("ca.pem");
+        let mut redis = Redis {
+            child: None,
+            port,
+            dir,
+            tls: Some(Tls {
+                ca,
+                password: password.to_owned(),
+            }),
+        };
+        redis.start_again().await;
+        redis
+    }
+
+    /// The authority's certificate of a TLS server.
+    pub fn ca(&self) -> &std::path::Path {
+        &self.tls.as_ref().expect("a TLS server").ca
+    }
+
+    /// `redis://127.0.0.1:PORT/0`, or `rediss://…` over TLS.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://127.0.0.1:{}/0", self.port)
     }
 
     /// Starts the server (again, after [`Redis::stop`]) on the same port and folder, and waits
     /// until it answers `PING`.
     pub async fn start_again(&mut self) {
-        let child = Command::new(binary())
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+        let mut command = Command::new(binary());
+        match &self.tls {
+            None => command.args(["--port", &self.port.to_string()]),
+            Some(tls) => {
+                let file = |name: &str| self.dir.path().join(name).display().to_string();
+                command
+                    .args(["--port", "0", "--tls-port", &self.port.to_string()])
+                    .args(["--tls-cert-file", &file("server.pem")])
+                    .args(["--tls-key-file", &file("server.key")])
+                    .args(["--tls-ca-cert-file", &file("ca.pem")])
+                    .args(["--tls-auth-clients", "no", "--requirepass", &tls.password])
+            }
+        };
+        let child = command
+            .args(["--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(self.dir.path())
             .args([
@@ -126,6 +239,10 @@ impl Redis {
     }
 
     fn pong(&self) -> bool {
+        if self.tls.is_some() {
+            // Listening is enough here: the tests' own TLS client is forgelens.
+            return std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok();
+        }
         let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
         };
