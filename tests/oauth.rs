@@ -13,9 +13,8 @@ use serde_json::{Value, json};
 use crate::support::fake_forge::{FakeForge, Reply};
 use crate::support::fake_oauth::{ACCESS_PREFIX, APP_ID, APP_SECRET, REFRESH_PREFIX};
 use crate::support::proxy::Proxy;
-use crate::support::{HttpServer, Launch};
+use crate::support::{HttpServer, Launch, modern_request};
 
-const MODERN: &str = "2026-07-28";
 /// Where the hand-driven client says it wants the user sent back.
 const CLIENT_REDIRECT: &str = "http://127.0.0.1:9/callback";
 /// A PKCE verifier and its S256 challenge (RFC 7636's example).
@@ -313,25 +312,7 @@ impl World {
         method: &str,
         params: Value,
     ) -> (u16, String, Value) {
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "oauth-test", "version": "0"},
-        });
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let mut request = self
-            .http
-            .post(format!("{}/mcp", self.base))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", MODERN)
-            .header("mcp-method", method)
-            .body(body.to_string());
-        let named = params.get("name").or_else(|| params.get("uri"));
-        if let Some(name) = named.and_then(Value::as_str) {
-            request = request.header("mcp-name", name);
-        }
+        let mut request = modern_request(&self.http, &self.base, method, params);
         if let Some(bearer) = bearer {
             request = request.bearer_auth(bearer);
         }

@@ -16,9 +16,8 @@ use crate::oauth::World;
 use crate::support::fake_forge::{FakeForge, Reply};
 use crate::support::proxy::Proxy;
 use crate::support::redis::Redis;
-use crate::support::{HttpServer, Launch};
+use crate::support::{HttpServer, Launch, modern_request};
 
-const MODERN: &str = "2026-07-28";
 pub(crate) const LABELS: &str = "/repos/acme/widgets/labels";
 
 /// Replicas serving with a personal token, sharing the store at `store`, behind a proxy.
@@ -65,29 +64,7 @@ impl Fleet {
 
     /// One stand-alone (2026-07-28) request through the proxy: its status and JSON-RPC answer.
     pub(crate) async fn mcp(&self, method: &str, params: Value) -> (u16, Value) {
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "fleet-test", "version": "0"},
-        });
-        let named = params
-            .get("name")
-            .or_else(|| params.get("uri"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let mut request = self
-            .http
-            .post(format!("{}/mcp", self.proxy.base))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", MODERN)
-            .header("mcp-method", method)
-            .body(body.to_string());
-        if let Some(name) = named {
-            request = request.header("mcp-name", name);
-        }
+        let request = modern_request(&self.http, &self.proxy.base, method, params);
         let answer = request.send().await.unwrap();
         let status = answer.status().as_u16();
         let text = answer.text().await.unwrap();
@@ -525,26 +502,11 @@ async fn a_replica_stopped_mid_request_still_answers_it() {
     let call = tokio::spawn({
         let proxy = fleet.proxy.base.clone();
         async move {
-            let fleet_http = reqwest::Client::new();
-            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "list_repo_labels",
-            "arguments": {"owner": "acme", "repo": "widgets"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "fleet-test", "version": "0"},
-            }}});
-            let answer = fleet_http
-                .post(format!("{proxy}/mcp"))
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", MODERN)
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", "list_repo_labels")
-                .body(body.to_string())
-                .send()
-                .await
-                .unwrap();
+            let answer =
+                modern_request(&reqwest::Client::new(), &proxy, "tools/call", labels_call())
+                    .send()
+                    .await
+                    .unwrap();
             (answer.status().as_u16(), answer.text().await.unwrap())
         }
     });

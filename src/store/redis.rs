@@ -126,11 +126,6 @@ impl RedisStore {
         })
     }
 
-    /// The URL, without credentials.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     /// Runs one command within the timeout, mapping both kinds of failure to one error; while
     /// paused after a failure, fails at once.
     async fn run<T>(

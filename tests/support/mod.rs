@@ -451,6 +451,40 @@ impl HttpServer {
     }
 }
 
+/// One stand-alone request of the 2026-07-28 revision to `{base}/mcp`: `params` with the
+/// `_meta` that revision asks of every request, and the headers that mirror its method and the
+/// tool or resource it names.
+pub fn modern_request(
+    http: &reqwest::Client,
+    base: &str,
+    method: &str,
+    mut params: Value,
+) -> reqwest::RequestBuilder {
+    const MODERN: &str = "2026-07-28";
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "forgelens-tests", "version": "0"},
+    });
+    let named = params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = http
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", method)
+        .body(body.to_string());
+    if let Some(name) = named {
+        request = request.header("mcp-name", name);
+    }
+    request
+}
+
 /// An `initialize` request body of the given revision.
 pub fn initialize_body(version: &str) -> String {
     serde_json::json!({
