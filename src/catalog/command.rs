@@ -47,6 +47,10 @@ pub struct GenerateArgs {
     /// The catalog file to write (`-` for stdout).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Write the compact index of operations search_tools reads without a catalog (the form of
+    /// catalog/api-index.tsv) instead of the catalog.
+    #[arg(long)]
+    pub index: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -122,11 +126,15 @@ fn generate(args: &GenerateArgs) -> ExitCode {
         Ok(g) => g,
         Err((message, code)) => return fail(&message, code),
     };
+    let text = match args.index {
+        true => super::write::to_index(&generated),
+        false => yaml,
+    };
     let written = if args.output.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(yaml.as_bytes()).and_then(|()| out.flush())
+        out.write_all(text.as_bytes()).and_then(|()| out.flush())
     } else {
-        std::fs::write(&args.output, &yaml)
+        std::fs::write(&args.output, &text)
     };
     match written {
         Ok(()) => {

@@ -341,7 +341,7 @@ fn tool(
         call.push('?');
         call.push_str(&query.join("&"));
     }
-    let title = title(domain, &name);
+    let title = super::title::of(method, path, &overrides.nouns).text;
     let description = describe(
         method,
         path,
@@ -514,13 +514,6 @@ fn accept(produces: &[String]) -> Option<&'static str> {
     }
 }
 
-/// `Issue: create comment attachment`.
-fn title(domain: Domain, name: &str) -> String {
-    let start = format!("{}_{}_", super::PREFIX, domain.as_str());
-    let action = name.strip_prefix(&start).unwrap_or(name).replace('_', " ");
-    format!("{}: {action}", domain.title())
-}
-
 /// The facts a description lists.
 #[derive(Default)]
 struct Facts {
@@ -630,13 +623,5 @@ mod tests {
             let produces: Vec<String> = produces.iter().map(|s| (*s).to_owned()).collect();
             assert_eq!(accept(&produces), *expected, "{produces:?}");
         }
-    }
-
-    #[test]
-    fn titles_read_as_words() {
-        assert_eq!(
-            title(Domain::Issue, "forgejo_issue_create_comment_attachment"),
-            "Issue: create comment attachment"
-        );
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! The flow is `swagger` (parse) → `naming` (names and toolsets) → `schema` (argument types)
 //! → `annotate` (hints) → `generate` (one tool per operation) → `write` (the YAML file and the
-//! inventory). `overrides` holds the hand-kept data: names, annotation exceptions, patterns.
+//! inventory). `title` words each operation as people ask for it. `overrides` holds the hand-kept data:
+//! names, annotation exceptions, patterns, how path words are said.
 //! `command` is the `forgelens catalog generate|check` command line; `instance` fetches and
 //! caches an instance's own spec for `serve --catalog-from-instance`.
 //!
@@ -15,10 +16,12 @@ pub mod annotate;
 pub mod command;
 pub mod generate;
 pub mod instance;
+pub mod known;
 pub mod naming;
 pub mod overrides;
 pub mod schema;
 pub mod swagger;
+pub mod title;
 pub mod write;
 
 use thiserror::Error;

@@ -36,6 +36,10 @@ pub struct Overrides {
     /// Pattern classes of name-holding path parameters.
     #[serde(default)]
     pub patterns: IndexMap<String, NamePattern>,
+    /// Path segment → how people say it in a title (`keys` → `SSH keys`); a key
+    /// `scope:segment` (`repos:keys`) applies under that scope only (`catalog::title`).
+    #[serde(default)]
+    pub nouns: IndexMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,5 +1,6 @@
-//! The generated catalog as text: the YAML file the engine loads (the `tools.yaml` form), and
-//! the Markdown inventory of `docs/catalog.md`.
+//! The generated catalog as text: the YAML file the engine loads (the `tools.yaml` form), the
+//! compact index of operations `search_tools` reads without a catalog (`catalog/api-index.tsv`,
+//! read by `catalog::known`), and the Markdown inventory of `docs/catalog.md`.
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -123,6 +124,71 @@ impl<'a> From<&'a GeneratedTool> for ToolOut<'a> {
             annotations: (!annotations.is_empty()).then_some(FlowMap(annotations)),
         }
     }
+}
+
+/// The index of operations: a header, then one line per operation with tab-separated fields —
+/// method, path, tool name, toolset, `r`/`w`/`d` (reads, writes, destroys), the query
+/// parameters, and the body's fields (`name` required, `name?` optional; `*` for a body that is
+/// not an object of named fields; empty for none).
+pub fn to_index(generated: &Generated) -> String {
+    let version = generated.api_version.as_deref().unwrap_or("unknown");
+    let mut out = format!(
+        "# Every operation of the Forgejo API (version {version}), for search_tools without a\n\
+         # catalog. Written by `forgelens catalog generate --index`; do not edit (docs/catalog.md).\n"
+    );
+    for t in &generated.tools {
+        let a = annotations(t);
+        let kind = match (a.read_only, a.destructive) {
+            (true, _) => "r",
+            (false, false) => "w",
+            (false, true) => "d",
+        };
+        let query: Vec<&str> = t
+            .args
+            .iter()
+            .filter(|a| a.location == Location::Query)
+            .map(|a| a.name.as_str())
+            .collect();
+        let body = t
+            .args
+            .iter()
+            .find(|a| a.location == Location::Payload)
+            .map(|a| match &a.shape {
+                Shape::Schema(schema) => body_fields(schema),
+                Shape::Keys(_) => "*".to_owned(),
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{kind}\t{}\t{body}\n",
+            t.method.as_str(),
+            t.path,
+            t.name,
+            t.domain.toolset(),
+            query.join(","),
+        ));
+    }
+    out
+}
+
+/// A body schema's fields, required ones bare and optional ones with `?`, in the schema's order.
+fn body_fields(schema: &Value) -> String {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return "*".to_owned();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut fields: Vec<String> = properties
+        .keys()
+        .map(|k| match required.contains(&k.as_str()) {
+            true => k.clone(),
+            false => format!("{k}?"),
+        })
+        .collect();
+    fields.sort_by_key(|f| f.ends_with('?'));
+    fields.join(",")
 }
 
 /// The annotations a client sees: the method's, with the tool's hints applied.

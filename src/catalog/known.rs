@@ -1,0 +1,80 @@
+//! The forge's operations known without a catalog: `catalog/api-index.tsv`, every operation of
+//! the Forgejo API written by `forgelens catalog generate --index` (`write::to_index`), so that
+//! `search_tools` finds an endpoint no curated tool covers and says how to call it through
+//! `forgejo_api_request`. Read on the first search, never at start-up.
+
+use super::Overrides;
+use super::title::{self, Title};
+use crate::forge::Method;
+
+/// The index as shipped.
+pub const BUILTIN: &str = include_str!("../../catalog/api-index.tsv");
+
+/// One operation of the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operation {
+    pub method: Method,
+    /// As the spec writes it: `/repos/{owner}/{repo}/keys`.
+    pub path: String,
+    /// The generated tool's name, which `--catalog` serves.
+    pub name: String,
+    pub toolset: String,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub query: Vec<String>,
+    /// The body's fields, required ones bare, optional ones with `?`; `*` for a body of another
+    /// shape; empty for none.
+    pub body: Vec<String>,
+    pub title: Title,
+}
+
+/// The operations of an index's text, titled with `overrides`' nouns; a line that does not
+/// read is an error naming it (the shipped index is checked by a test).
+pub fn parse(text: &str, overrides: &Overrides) -> Result<Vec<Operation>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|(n, line)| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [method, path, name, toolset, kind, query, body] = fields[..] else {
+                return Err(format!("line {}: expected 7 tab-separated fields", n + 1));
+            };
+            let method = Method::parse(method)
+                .ok_or_else(|| format!("line {}: no method `{method}`", n + 1))?;
+            let list = |s: &str| -> Vec<String> {
+                s.split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            };
+            Ok(Operation {
+                method,
+                path: path.to_owned(),
+                name: name.to_owned(),
+                toolset: toolset.to_owned(),
+                read_only: kind == "r",
+                destructive: kind == "d",
+                query: list(query),
+                body: list(body),
+                title: title::of(method, path, &overrides.nouns),
+            })
+        })
+        .collect()
+}
+
+/// The shipped index.
+pub fn builtin() -> Vec<Operation> {
+    let overrides = Overrides::builtin().expect("the shipped overrides are checked by tests");
+    parse(BUILTIN, &overrides).expect("the shipped index is checked by tests")
+}
+
+impl Operation {
+    /// The body as `forgejo_api_request` takes it: `{title, key, read_only?}`.
+    pub fn body_shape(&self) -> Option<String> {
+        match self.body.as_slice() {
+            [] => None,
+            [star] if star == "*" => Some("any JSON value".to_owned()),
+            fields => Some(format!("{{{}}}", fields.join(", "))),
+        }
+    }
+}
