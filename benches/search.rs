@@ -16,7 +16,8 @@ mod search_eval;
 use forgelens::engine::search::Weights;
 use forgelens::manifest::Sources;
 
-const FILES: [&str; 8] = [
+const FILES: [&str; 9] = [
+    "api_dev.yaml",
     "dev.yaml",
     "test.yaml",
     "holdout.yaml",

@@ -12,7 +12,7 @@ use forgelens::config::{Config, Flags};
 use forgelens::manifest::{Source, Sources};
 use forgelens::service::{Called, Service};
 
-use crate::support::search_eval::{self, Case, Score, cases};
+use crate::support::search_eval::{self, Case, Ranked, Score, cases};
 
 /// A service over the built-in manifests (and a generated catalog when given); the forge is
 /// never contacted, since searching reads the catalog only.
@@ -49,7 +49,20 @@ fn measure(service: &Service, cases: &[Case]) -> Score {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .map(|t| {
+                let name = t["name"].as_str().unwrap();
+                match t.get("request") {
+                    Some(r) => Ranked {
+                        name: name.to_owned(),
+                        operation: Some(search_eval::operation_key(&format!(
+                            "{} /{}",
+                            r["method"].as_str().unwrap(),
+                            r["path"].as_str().unwrap()
+                        ))),
+                    },
+                    None => search_eval::tool_ranked(service.catalog(), name),
+                }
+            })
             .collect()
     })
 }

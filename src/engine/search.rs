@@ -529,43 +529,74 @@ pub struct SearchIndex {
     vocabulary: Vocabulary,
 }
 
-/// One ranked tool: its position in the indexed slice, and its score.
+/// One ranked entry: its position among the indexed entries, and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
-    pub tool: usize,
+    pub entry: usize,
     pub score: f32,
 }
 
-impl SearchIndex {
-    /// Indexes `tools` (with the descriptions of their toolsets); `generated` says which ones
-    /// come from a generated catalog.
-    pub fn new(
-        tools: &[Tool],
-        toolset_description: impl Fn(&str) -> Option<String>,
-        generated: impl Fn(&Tool) -> bool,
-        vocabulary: Vocabulary,
-    ) -> SearchIndex {
-        SearchIndex::weighted(
-            tools,
+/// What the index reads of one entry: a tool, or an operation of the forge's API that no tool
+/// of the catalog serves.
+#[derive(Debug, Clone, Default)]
+pub struct Entry<'a> {
+    /// Its name's words: the first is its verb (what it does), the others what it acts on. A
+    /// curated tool's name; a generated tool's or an operation's title, which is built from the
+    /// operation in those words (`catalog::title`).
+    pub name: &'a str,
+    pub title: &'a str,
+    pub toolset: &'a str,
+    pub toolset_description: Option<String>,
+    pub summary: &'a str,
+    /// The rest of its description.
+    pub detail: &'a str,
+    pub args: Vec<&'a str>,
+    pub keywords: &'a [String],
+    pub read_only: bool,
+    /// Generated rather than curated (an operation without a tool is generated too).
+    pub generated: bool,
+}
+
+impl<'a> Entry<'a> {
+    /// A tool of the catalog, with its toolset's description.
+    pub fn tool(tool: &'a Tool, toolset_description: Option<String>) -> Entry<'a> {
+        Entry {
+            name: match tool.generated {
+                true => &tool.title,
+                false => &tool.name,
+            },
+            title: &tool.title,
+            toolset: &tool.toolset,
             toolset_description,
-            generated,
-            vocabulary,
-            Weights::default(),
-        )
+            summary: &tool.summary,
+            detail: tool.description.get(tool.summary.len()..).unwrap_or(""),
+            args: tool.args.iter().map(|a| a.name.as_str()).collect(),
+            keywords: &tool.keywords,
+            read_only: tool.annotations.read_only,
+            generated: tool.generated,
+        }
+    }
+}
+
+impl SearchIndex {
+    /// Indexes `entries` with the default weights.
+    pub fn new<'a>(entries: impl IntoIterator<Item = Entry<'a>>, vocabulary: Vocabulary) -> Self {
+        SearchIndex::weighted(entries, vocabulary, Weights::default())
     }
 
     /// [`SearchIndex::new`] with other weights.
-    pub fn weighted(
-        tools: &[Tool],
-        toolset_description: impl Fn(&str) -> Option<String>,
-        generated: impl Fn(&Tool) -> bool,
+    pub fn weighted<'a>(
+        entries: impl IntoIterator<Item = Entry<'a>>,
         vocabulary: Vocabulary,
         weights: Weights,
     ) -> SearchIndex {
-        let mut docs = Vec::with_capacity(tools.len());
+        let entries = entries.into_iter();
+        let mut docs = Vec::with_capacity(entries.size_hint().0);
         let mut frequency: HashMap<String, u32> = HashMap::new();
-        for tool in tools {
-            let mut name = words(&tool.name).map(|w| stem(&w));
+        for entry in entries {
+            let mut name = words(entry.name)
+                .filter(|w| !is_stop_word(w))
+                .map(|w| stem(&w));
             let verb = name.next().unwrap_or_default();
             let object: Vec<String> = name.collect();
             let mut terms: HashMap<String, f32> = HashMap::new();
@@ -580,35 +611,32 @@ impl SearchIndex {
                     }
                 }
             };
-            put(&tool.name, weights.name);
-            put(&tool.title, weights.title);
-            put(&tool.toolset, weights.toolset);
-            if let Some(d) = toolset_description(&tool.toolset) {
-                put(&d, weights.detail);
+            put(entry.name, weights.name);
+            put(entry.title, weights.title);
+            put(entry.toolset, weights.toolset);
+            if let Some(d) = &entry.toolset_description {
+                put(d, weights.detail);
             }
-            put(&tool.summary, weights.summary);
-            put(
-                tool.description.get(tool.summary.len()..).unwrap_or(""),
-                weights.detail,
-            );
-            for arg in &tool.args {
-                put(&arg.name, weights.argument);
+            put(entry.summary, weights.summary);
+            put(entry.detail, weights.detail);
+            for arg in &entry.args {
+                put(arg, weights.argument);
             }
-            for keyword in &tool.keywords {
+            for keyword in entry.keywords {
                 put(keyword, weights.keywords);
             }
-            let pairs = std::iter::once(&tool.title)
-                .chain(std::iter::once(&tool.summary))
-                .chain(&tool.keywords)
-                .flat_map(|text| pairs_of(text))
+            let pairs = [entry.title, entry.summary]
+                .into_iter()
+                .chain(entry.keywords.iter().map(String::as_str))
+                .flat_map(pairs_of)
                 .collect();
             for term in terms.keys() {
                 *frequency.entry(term.clone()).or_default() += 1;
             }
             docs.push(Doc {
                 terms,
-                generated: generated(tool),
-                read_only: tool.annotations.read_only,
+                generated: entry.generated,
+                read_only: entry.read_only,
                 verb,
                 object,
                 pairs,
@@ -724,10 +752,10 @@ impl SearchIndex {
                 if doc.generated {
                     score *= w.generated;
                 }
-                Some(Hit { tool: i, score })
+                Some(Hit { entry: i, score })
             })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.cmp(&b.entry)));
         hits.truncate(limit);
         hits
     }

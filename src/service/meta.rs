@@ -6,13 +6,15 @@
 
 use serde_json::{Map, Value, json};
 
+use super::find::{self, Found};
 use super::{CallError, Called, Service, ToolAnswer};
+use crate::catalog::known::Operation;
 use crate::config::Surface;
 use crate::engine;
 use crate::engine::error::Invalid;
 use crate::engine::tool::Form;
 use crate::forge::Token;
-use crate::forge::scope::Scopes;
+use crate::forge::scope::{Need, Scopes};
 use crate::manifest::diagnostic::did_you_mean;
 use crate::surface::{self, Meta};
 
@@ -99,49 +101,77 @@ impl Service {
         }
     }
 
-    /// The `search_tools` answer: the best `limit` reachable tools for `query`; for a sign-in
-    /// limited to `scopes`, only the tools those scopes allow.
+    /// The `search_tools` answer: the best `limit` reachable tools (and operations without a
+    /// tool, as `forgejo_api_request`) for `query`, each with its score; for a sign-in limited
+    /// to `scopes`, only what those scopes allow.
     fn search(&self, query: &str, limit: usize, scopes: Option<Scopes>) -> Value {
-        let allowed = |tool: &engine::Tool| {
-            scopes.is_none_or(|s| tool.needs().is_none_or(|need| s.allows(need)))
-        };
+        let allowed = |need: Option<Need>| scopes.is_none_or(|s| need.is_none_or(|n| s.allows(n)));
         let wanted = match scopes {
-            Some(_) => self.catalog.tools().len(),
+            Some(_) => usize::MAX,
             None => limit,
         };
-        let hits = self.index().search(query, wanted);
+        let finder = self.index();
+        let hits = finder.search(query, wanted);
+        let best = hits.first().map_or(0.0, |(_, score)| *score);
         let tools: Vec<Value> = hits
             .iter()
-            .filter(|hit| allowed(&self.catalog.tools()[hit.tool]))
-            .take(limit)
-            .map(|hit| {
-                let tool = &self.catalog.tools()[hit.tool];
-                let mut row = Map::new();
-                row.insert("name".into(), json!(tool.name));
-                row.insert("title".into(), json!(tool.title));
-                row.insert("description".into(), json!(tool.summary));
-                row.insert("toolset".into(), json!(tool.toolset));
-                row.insert("read_only".into(), json!(tool.annotations.read_only));
-                row.insert("destructive".into(), json!(tool.annotations.destructive));
-                row.insert("arguments".into(), json!(tool.signature()));
-                if let Some(via) = tool.via {
-                    row.insert("call_with".into(), json!(via));
-                }
-                Value::Object(row)
+            .filter_map(|(found, score)| {
+                let mut row = match *found {
+                    Found::Tool(i) => {
+                        let tool = &self.catalog.tools()[i];
+                        allowed(tool.needs()).then(|| tool_row(tool))?
+                    }
+                    Found::Operation(i) => {
+                        let op = &finder.operations()[i];
+                        allowed(Need::of(op.method, &op.path)).then(|| self.operation_row(op))?
+                    }
+                };
+                row.insert("score".into(), json!((score * 10.0).round() / 10.0));
+                Some(Value::Object(row))
             })
+            .take(limit)
             .collect();
-        let note = match (tools.is_empty(), self.surface) {
-            (true, _) => {
-                "No tool matches those words; try others (what you want to do, and to what)."
+        let fallback = match self.catalog.tool(find::API_REQUEST) {
+            Some(_) => {
+                " For an endpoint no tool covers, forgejo_api_request sends any request of the forge's API."
             }
-            (false, Surface::Core) => {
-                "Call a tool without `call_with` directly; call the others through the meta-tool `call_with` names, as {name, arguments}. describe_tools gives complete schemas."
-            }
-            (false, Surface::Full) => {
-                "Call any of these directly; describe_tools gives complete schemas."
-            }
+            None => "",
+        };
+        let note = match (tools.is_empty(), best < WEAK, self.surface) {
+            (true, _, _) => format!(
+                "No tool matches those words; try others (what you want to do, and to what).{fallback}"
+            ),
+            (false, true, _) => format!(
+                "Nothing fits well (every score is under {WEAK}): check that a result does what you want before calling it, or search again in other words.{fallback}"
+            ),
+            (false, false, Surface::Core) => "Call a tool without `call_with` directly; call the others through the meta-tool `call_with` names, as {name, arguments}. A forgejo_api_request result gives its `request`: the method, path and body to send. describe_tools gives complete schemas.".to_owned(),
+            (false, false, Surface::Full) => "Call any of these directly; a forgejo_api_request result gives its `request`: the method, path and body to send. describe_tools gives complete schemas.".to_owned(),
         };
         json!({"query": query, "tools": tools, "note": note})
+    }
+
+    /// An operation without a tool, as the `forgejo_api_request` call that sends it.
+    fn operation_row(&self, op: &Operation) -> Map<String, Value> {
+        let mut request = Map::new();
+        request.insert("method".into(), json!(op.method.as_str()));
+        request.insert("path".into(), json!(op.path.trim_start_matches('/')));
+        if !op.query.is_empty() {
+            request.insert("query".into(), json!(op.query.join(", ")));
+        }
+        if let Some(body) = op.body_shape() {
+            request.insert("body".into(), json!(body));
+        }
+        let mut row = Map::new();
+        row.insert("name".into(), json!(find::API_REQUEST));
+        row.insert("title".into(), json!(op.title.text));
+        row.insert("toolset".into(), json!(op.toolset));
+        row.insert("read_only".into(), json!(op.read_only));
+        row.insert("destructive".into(), json!(op.destructive));
+        row.insert("request".into(), Value::Object(request));
+        if let Some(via) = self.catalog.tool(find::API_REQUEST).and_then(|t| t.via) {
+            row.insert("call_with".into(), json!(via));
+        }
+        row
     }
 
     /// The `describe_tools` answer: the complete form of each named tool.
@@ -205,6 +235,25 @@ impl Service {
         }
         Ok(out)
     }
+}
+
+/// A score under which no result is taken to fit the query well.
+const WEAK: f32 = 6.0;
+
+/// A tool as a search result.
+fn tool_row(tool: &engine::Tool) -> Map<String, Value> {
+    let mut row = Map::new();
+    row.insert("name".into(), json!(tool.name));
+    row.insert("title".into(), json!(tool.title));
+    row.insert("description".into(), json!(tool.summary));
+    row.insert("toolset".into(), json!(tool.toolset));
+    row.insert("read_only".into(), json!(tool.annotations.read_only));
+    row.insert("destructive".into(), json!(tool.annotations.destructive));
+    row.insert("arguments".into(), json!(tool.signature()));
+    if let Some(via) = tool.via {
+        row.insert("call_with".into(), json!(via));
+    }
+    row
 }
 
 /// Annotations as MCP names them.

@@ -5,6 +5,7 @@
 //! manifests, [`offer`] decides what a configuration offers, [`meta`] answers the meta-tools
 //! over the same reads and calls.
 
+pub mod find;
 mod load;
 mod meta;
 mod offer;
@@ -22,7 +23,6 @@ use crate::engine::complete::Plan;
 use crate::engine::endpoint::Serving;
 use crate::engine::error::echo;
 use crate::engine::listing::Listed;
-use crate::engine::search::SearchIndex;
 use crate::engine::tool::Form;
 use crate::engine::untrusted::{Rendering, neutralize};
 use crate::engine::{self, Answer, Catalog, ReadOutput, Tool};
@@ -123,7 +123,7 @@ pub struct Service {
     form: Form,
     /// Every reachable tool, for `search_tools`: built by the first search, since a session
     /// that never searches should not pay for it at start-up.
-    index: OnceLock<SearchIndex>,
+    index: OnceLock<find::Finder>,
     /// What every answer is held to: the byte budget, the repositories it may be about
     /// (`--allow-repos`; the forge client holds every request path to them too), the host.
     serving: Serving,
@@ -232,17 +232,12 @@ impl Service {
     }
 
     /// The search index, built on first use.
-    fn index(&self) -> &SearchIndex {
+    fn index(&self) -> &find::Finder {
         self.index.get_or_init(|| {
             let started = Instant::now();
-            let index = SearchIndex::new(
-                self.catalog.tools(),
-                |set| self.catalog.toolsets.get(set).cloned(),
-                |tool| tool.generated,
-                self.catalog.search.vocabulary(),
-            );
+            let finder = find::Finder::new(&self.catalog, Default::default());
             load::phase("search index", started);
-            index
+            finder
         })
     }
 

@@ -1,16 +1,53 @@
 //! The evaluation of `search_tools`: task phrasings in `tests/fixtures/search_eval/`, each with
 //! the tools that do the task, and how many a ranking gets first and within the top five. Used
 //! by the tests (tests/tool_search.rs) and by `benches/search.rs`, so that both count alike.
+//!
+//! A phrasing names the tools that do its task (`tools`), or, for a task no curated tool does,
+//! only the operation of the forge's API that does it (`api: "POST /user/keys"`): that one is
+//! found when a result sends that operation — `forgejo_api_request` with its method and path,
+//! or a tool (generated or curated) whose request it is.
 
 use serde::Deserialize;
 
 use forgelens::engine::Catalog;
-use forgelens::engine::search::{SearchIndex, Weights};
+use forgelens::engine::search::Weights;
+use forgelens::service::find::{self, Finder, Found};
 
 #[derive(Debug, Deserialize)]
 pub struct Case {
     pub query: String,
+    #[serde(default)]
     pub tools: Vec<String>,
+    /// The operation that does the task, `METHOD /path`.
+    #[serde(default)]
+    pub api: Option<String>,
+}
+
+/// One result as the evaluation reads it: the tool's name, and the operation it sends when
+/// that is fixed (`GET /repos/{}/{}/issues`, placeholders unnamed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub name: String,
+    pub operation: Option<String>,
+}
+
+impl Case {
+    /// Whether `result` does this case's task.
+    fn done_by(&self, result: &Ranked) -> bool {
+        match (&self.tools[..], &self.api) {
+            ([], Some(api)) => result.operation.as_deref() == Some(&operation_key(api)),
+            (tools, _) => tools.contains(&result.name),
+        }
+    }
+}
+
+/// `POST /user/keys` as a key of [`Ranked::operation`].
+pub fn operation_key(api: &str) -> String {
+    let (method, path) = api.split_once(' ').expect("an api is `METHOD /path`");
+    find::key(
+        forgelens::forge::Method::parse(method).expect("a method"),
+        path,
+    )
 }
 
 /// The phrasings of one file of the set.
@@ -39,20 +76,14 @@ impl Score {
     }
 }
 
-/// The index `search_tools` builds over `catalog`, with `weights`.
-pub fn index(catalog: &Catalog, weights: Weights) -> SearchIndex {
-    SearchIndex::weighted(
-        catalog.tools(),
-        |set| catalog.toolsets.get(set).cloned(),
-        |tool| tool.generated,
-        catalog.search.vocabulary(),
-        weights,
-    )
+/// What `search_tools` searches over `catalog`, with `weights`.
+pub fn index(catalog: &Catalog, weights: Weights) -> Finder {
+    Finder::new(catalog, weights)
 }
 
-/// Scores `rank` (a query → the names it ranks, best first) on every phrasing of `cases`,
-/// each of whose tools must be one of `catalog`.
-pub fn measure(catalog: &Catalog, cases: &[Case], rank: impl Fn(&str) -> Vec<String>) -> Score {
+/// Scores `rank` (a query → what it ranks, best first) on every phrasing of `cases`, each of
+/// whose tools must be one of `catalog`.
+pub fn measure(catalog: &Catalog, cases: &[Case], rank: impl Fn(&str) -> Vec<Ranked>) -> Score {
     let mut score = Score {
         total: cases.len(),
         ..Score::default()
@@ -64,11 +95,13 @@ pub fn measure(catalog: &Catalog, cases: &[Case], rank: impl Fn(&str) -> Vec<Str
                 "the evaluation names `{tool}`, which is not a tool"
             );
         }
+        assert!(
+            !case.tools.is_empty() || case.api.is_some(),
+            "{:?} names neither tools nor an api",
+            case.query
+        );
         let got = rank(&case.query);
-        let rank = got
-            .iter()
-            .take(5)
-            .position(|name| case.tools.contains(name));
+        let rank = got.iter().take(5).position(|r| case.done_by(r));
         match rank {
             Some(0) => {
                 score.first += 1;
@@ -78,20 +111,44 @@ pub fn measure(catalog: &Catalog, cases: &[Case], rank: impl Fn(&str) -> Vec<Str
             None => {}
         }
         if rank != Some(0) {
+            let names: Vec<String> = got
+                .iter()
+                .map(|r| match &r.name[..] {
+                    find::API_REQUEST => format!("{} {:?}", r.name, r.operation),
+                    _ => r.name.clone(),
+                })
+                .collect();
             score.misses.push(format!(
-                "  {:?} → {got:?} (wanted {:?})",
-                case.query, case.tools
+                "  {:?} → {names:?} (wanted {:?} {:?})",
+                case.query, case.tools, case.api
             ));
         }
     }
     score
 }
 
-/// The names `index` over `catalog` ranks for `query`, best first.
-pub fn ranked(catalog: &Catalog, index: &SearchIndex, query: &str) -> Vec<String> {
+/// What `index` over `catalog` ranks for `query`, best first.
+pub fn ranked(catalog: &Catalog, index: &Finder, query: &str) -> Vec<Ranked> {
     index
         .search(query, 5)
-        .iter()
-        .map(|hit| catalog.tools()[hit.tool].name.clone())
+        .into_iter()
+        .map(|(found, _)| match found {
+            Found::Tool(i) => tool_ranked(catalog, &catalog.tools()[i].name),
+            Found::Operation(i) => {
+                let op = &index.operations()[i];
+                Ranked {
+                    name: find::API_REQUEST.to_owned(),
+                    operation: Some(find::key(op.method, &op.path)),
+                }
+            }
+        })
         .collect()
+}
+
+/// The tool `name` of `catalog` as a result.
+pub fn tool_ranked(catalog: &Catalog, name: &str) -> Ranked {
+    Ranked {
+        name: name.to_owned(),
+        operation: catalog.tool(name).and_then(find::tool_key),
+    }
 }
