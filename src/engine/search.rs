@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 
 use super::tool::Tool;
+use crate::forge::Method;
 
 /// The weights of the ranking. [`Weights::default`] is what `search_tools` uses; the fields
 /// are public so that the evaluation can try others.
@@ -262,6 +263,8 @@ pub struct Words {
     pub reading: Vec<String>,
     /// Words that ask to change.
     pub changing: Vec<String>,
+    /// Words that ask to remove something (a change too).
+    pub deleting: Vec<String>,
     /// A tool verb → the words that ask for it.
     pub verbs: Vec<(String, Vec<String>)>,
     /// The verbs of tools that list things (they go with `verbs`).
@@ -278,6 +281,7 @@ impl Words {
         if self.reading.is_empty() && self.changing.is_empty() {
             self.reading = other.reading;
             self.changing = other.changing;
+            self.deleting = other.deleting;
         }
         if self.verbs.is_empty() {
             self.verbs = other.verbs;
@@ -299,7 +303,7 @@ impl Words {
                 .map(|(k, v)| (k.as_str(), v.as_slice())),
             self.shapes.iter().map(|(s, v)| (*s, v.as_slice())),
         )
-        .with_intents(&self.reading, &self.changing)
+        .with_intents(&self.reading, &self.changing, &self.deleting)
         .with_verbs(self.verbs.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
         .with_lists(&self.lists)
     }
@@ -313,6 +317,8 @@ pub struct Vocabulary {
     /// Words that ask to read (`what`, `show`…) and words that ask to change (`add`, `close`…).
     reading: Vec<Vec<String>>,
     changing: Vec<Vec<String>>,
+    /// Of those that change, the words that ask to remove (`delete`, `drop`…).
+    deleting: Vec<Vec<String>>,
     /// A tool verb (the first word of a tool's name) → the words that ask for it.
     verbs: Vec<(String, Vec<Vec<String>>)>,
     /// The verbs of tools that list (asked for by a plural).
@@ -325,6 +331,8 @@ pub struct Vocabulary {
 struct Query {
     terms: Vec<(String, f32)>,
     changes: Option<bool>,
+    /// Whether the change it asks for is a removal.
+    deletes: bool,
     /// The stems of the query's words (before synonyms), for the verbs it may ask for.
     stems: Vec<String>,
     /// Whether it names things in the plural ("open issues"), which asks for a list.
@@ -341,6 +349,15 @@ fn occurrences(keys: &[Vec<String>], stems: &[String]) -> usize {
         })
         .sum()
 }
+
+/// Whether one of the stem sequences of `keys` starts at `at` in `stems`.
+fn starts_any(keys: &[Vec<String>], stems: &[String], at: usize) -> bool {
+    keys.iter()
+        .any(|key| stems.get(at..at + key.len()) == Some(&key[..]))
+}
+
+/// Stems that turn the verb after them around.
+const NEGATIONS: &[&str] = &["without", "not", "never", "don", "dont", "no"];
 
 /// Where the stem sequences of `keys` first occur in `stems`.
 fn first_occurrence(keys: &[Vec<String>], stems: &[String]) -> Option<usize> {
@@ -387,18 +404,23 @@ impl Vocabulary {
         }
     }
 
-    /// With the words (or phrases) that ask to read, and those that ask to change.
-    pub fn with_intents(mut self, reading: &[String], changing: &[String]) -> Vocabulary {
-        self.reading = reading
-            .iter()
-            .map(|k| phrase(k))
-            .filter(|k| !k.is_empty())
-            .collect();
-        self.changing = changing
-            .iter()
-            .map(|k| phrase(k))
-            .filter(|k| !k.is_empty())
-            .collect();
+    /// With the words (or phrases) that ask to read, those that ask to change, and those that
+    /// ask to remove.
+    pub fn with_intents(
+        mut self,
+        reading: &[String],
+        changing: &[String],
+        deleting: &[String],
+    ) -> Vocabulary {
+        let phrases = |list: &[String]| -> Vec<Vec<String>> {
+            list.iter()
+                .map(|k| phrase(k))
+                .filter(|k| !k.is_empty())
+                .collect()
+        };
+        self.reading = phrases(reading);
+        self.changing = phrases(changing);
+        self.deleting = phrases(deleting);
         self
     }
 
@@ -471,17 +493,29 @@ impl Vocabulary {
             add(stemmed.clone(), 1.0, &mut terms);
         }
         // A question reads.
+        // "without deleting it" asks for no removal.
+        let negated = |at: usize| at > 0 && NEGATIONS.contains(&stems[at - 1].as_str());
+        let removals: Vec<usize> = (0..stems.len())
+            .filter(|&at| starts_any(&self.deleting, &stems, at) && !negated(at))
+            .collect();
         let (reads, changes) = (
             occurrences(&self.reading, &stems) + usize::from(query.trim_end().ends_with('?')),
-            occurrences(&self.changing, &stems),
+            occurrences(&self.changing, &stems) + removals.len(),
         );
+        // The first change asked for is what the query is about ("merge it and delete the
+        // branch" merges).
+        let removes_first = removals.first().is_some_and(|&at| {
+            first_occurrence(&self.changing, &stems).is_none_or(|change| at < change)
+        });
+        let changes = match reads.cmp(&changes) {
+            std::cmp::Ordering::Less => Some(true),
+            std::cmp::Ordering::Greater => Some(false),
+            std::cmp::Ordering::Equal => None,
+        };
         Query {
             terms,
-            changes: match reads.cmp(&changes) {
-                std::cmp::Ordering::Less => Some(true),
-                std::cmp::Ordering::Greater => Some(false),
-                std::cmp::Ordering::Equal => None,
-            },
+            changes,
+            deletes: changes == Some(true) && removes_first,
             plural: raw
                 .iter()
                 .zip(&stems)
@@ -498,6 +532,8 @@ struct Doc {
     terms: HashMap<String, f32>,
     generated: bool,
     read_only: bool,
+    /// Whether it removes something (sends DELETE).
+    deletes: bool,
     /// The first word of the tool's name (its action), stemmed.
     verb: String,
     /// The other words of its name (what it acts on), stemmed.
@@ -553,6 +589,8 @@ pub struct Entry<'a> {
     pub args: Vec<&'a str>,
     pub keywords: &'a [String],
     pub read_only: bool,
+    /// Whether it removes something (sends DELETE).
+    pub deletes: bool,
     /// Generated rather than curated (an operation without a tool is generated too).
     pub generated: bool,
 }
@@ -573,6 +611,7 @@ impl<'a> Entry<'a> {
             args: tool.args.iter().map(|a| a.name.as_str()).collect(),
             keywords: &tool.keywords,
             read_only: tool.annotations.read_only,
+            deletes: tool.method() == Some(Method::Delete),
             generated: tool.generated,
         }
     }
@@ -637,6 +676,7 @@ impl SearchIndex {
                 terms,
                 generated: entry.generated,
                 read_only: entry.read_only,
+                deletes: entry.deletes,
                 verb,
                 object,
                 pairs,
@@ -660,6 +700,7 @@ impl SearchIndex {
         let Query {
             mut terms,
             changes,
+            deletes,
             stems,
             plural,
         } = self.vocabulary.read(query, self.weights.expansion);
@@ -744,8 +785,11 @@ impl SearchIndex {
                     None if asked.is_empty() => 0.0,
                     None => w.verb_other,
                 };
+                // Reading, changing and removing are three intents: a removal asked for is not
+                // an edit, nor an addition a removal.
                 score += match changes {
-                    Some(changes) if changes != doc.read_only => w.agrees,
+                    Some(true) if !doc.read_only && deletes == doc.deletes => w.agrees,
+                    Some(false) if doc.read_only => w.agrees,
                     Some(_) => w.disagrees,
                     None => 0.0,
                 };
@@ -814,9 +858,20 @@ mod tests {
         let vocabulary = Vocabulary::new([], []).with_intents(
             &["what".to_owned(), "show".to_owned()],
             &["close".to_owned(), "look into".to_owned()],
+            &["delete".to_owned()],
         );
         assert_eq!(vocabulary.read("what is open", 1.0).changes, Some(false));
         assert_eq!(vocabulary.read("close issue 4", 1.0).changes, Some(true));
+        assert!(!vocabulary.read("close issue 4", 1.0).deletes);
+        let removal = vocabulary.read("delete the branch", 1.0);
+        assert_eq!((removal.changes, removal.deletes), (Some(true), true));
+        assert!(!vocabulary.read("what did delete do?", 1.0).deletes);
+        assert!(!vocabulary.read("close it without deleting it", 1.0).deletes);
+        assert!(
+            !vocabulary
+                .read("close it and delete the branch", 1.0)
+                .deletes
+        );
         assert_eq!(
             vocabulary.read("look into it and show me", 1.0).changes,
             None

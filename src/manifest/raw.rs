@@ -156,7 +156,7 @@ pub struct SearchDef {
     /// Tokens known by their shape → the words they stand for.
     #[serde(default)]
     pub shapes: ShapesDef,
-    /// Words that ask to read, and words that ask to change.
+    /// Words that ask to read, to change, and to remove.
     #[serde(default)]
     pub intents: IntentsDef,
     /// A tool verb (the first word of tool names) → the words that ask for it.
@@ -175,6 +175,9 @@ pub struct IntentsDef {
     pub read: Vec<String>,
     #[serde(default)]
     pub change: Vec<String>,
+    /// Of the words that ask to change, those that ask to remove something.
+    #[serde(default)]
+    pub delete: Vec<String>,
 }
 
 /// What a query's file paths, directories, versions and commit shas stand for.

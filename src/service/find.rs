@@ -109,6 +109,7 @@ impl Finder {
                     .map(String::as_str)
                     .collect(),
                 read_only: op.read_only,
+                deletes: op.method == Method::Delete,
                 generated: true,
                 ..Entry::default()
             });

@@ -254,6 +254,7 @@ impl Compiler {
             ],
             reading: search.intents.read.clone(),
             changing: search.intents.change.clone(),
+            deleting: search.intents.delete.clone(),
             verbs: search
                 .verbs
                 .iter()
