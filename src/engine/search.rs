@@ -72,7 +72,7 @@ impl Default for Weights {
             verb_other: -1.4,
             agrees: 2.9,
             disagrees: -2.5,
-            generated: 0.85,
+            generated: 1.0,
         }
     }
 }
@@ -180,6 +180,8 @@ pub enum Shape {
     Number,
     /// A span of time written the way trackers take it: `1h30m`, `45m`, `2h`.
     Duration,
+    /// `acme/api`: a repository by its owner and name.
+    Repository,
 }
 
 impl Shape {
@@ -229,7 +231,15 @@ impl Shape {
         if (t.len() > 1 && t.ends_with('/')) || t.matches('/').count() >= 2 {
             return Some(Shape::Directory);
         }
-        None
+        let name_like = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        };
+        match t.split_once('/') {
+            Some((owner, repo)) if name_like(owner) && name_like(repo) => Some(Shape::Repository),
+            _ => None,
+        }
     }
 }
 
@@ -492,12 +502,22 @@ impl Vocabulary {
             }
             add(stemmed.clone(), 1.0, &mut terms);
         }
-        // A question reads.
+        // What the query asks to be done: a verb in its past form describes rather than asks
+        // ("the closed tickets", "what has acme published").
+        let stems: Vec<String> = raw
+            .iter()
+            .zip(stems)
+            .map(|(word, stemmed)| match word.ends_with("ed") && *word != stemmed {
+                true => String::new(),
+                false => stemmed,
+            })
+            .collect();
         // "without deleting it" asks for no removal.
         let negated = |at: usize| at > 0 && NEGATIONS.contains(&stems[at - 1].as_str());
         let removals: Vec<usize> = (0..stems.len())
             .filter(|&at| starts_any(&self.deleting, &stems, at) && !negated(at))
             .collect();
+        // A question reads.
         let (reads, changes) = (
             occurrences(&self.reading, &stems) + usize::from(query.trim_end().ends_with('?')),
             occurrences(&self.changing, &stems) + removals.len(),
@@ -507,10 +527,19 @@ impl Vocabulary {
         let removes_first = removals.first().is_some_and(|&at| {
             first_occurrence(&self.changing, &stems).is_none_or(|change| at < change)
         });
+        // As many reading words as changing ones: the first of them says what is asked
+        // ("upload my key so that commits show verified").
+        let first_change = [first_occurrence(&self.changing, &stems), removals.first().copied()]
+            .into_iter()
+            .flatten()
+            .min();
         let changes = match reads.cmp(&changes) {
             std::cmp::Ordering::Less => Some(true),
             std::cmp::Ordering::Greater => Some(false),
-            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Equal => match (first_occurrence(&self.reading, &stems), first_change) {
+                (Some(read), Some(change)) => Some(change < read),
+                _ => None,
+            },
         };
         Query {
             terms,
@@ -640,11 +669,13 @@ impl SearchIndex {
             let object: Vec<String> = name.collect();
             let mut terms: HashMap<String, f32> = HashMap::new();
             // The verb is scored apart (see `search`): as a term, "list" or "add" would weigh
-            // by how rare it is, which says nothing about what the tool acts on.
+            // by how rare it is, which says nothing about what the tool acts on. A verb of its
+            // own ("transfer", "merge") is also a word of what the tool does.
+            let common = vocabulary.verbs.iter().any(|(v, _)| *v == verb);
             let mut put = |text: &str, weight: f32| {
                 for w in words(text) {
                     let stemmed = stem(&w);
-                    if stemmed != verb {
+                    if stemmed != verb || !common {
                         let best = terms.entry(stemmed).or_default();
                         *best = best.max(weight);
                     }
@@ -872,9 +903,19 @@ mod tests {
                 .read("close it and delete the branch", 1.0)
                 .deletes
         );
+        // As many reading words as changing ones: the first one decides.
         assert_eq!(
             vocabulary.read("look into it and show me", 1.0).changes,
-            None
+            Some(true)
+        );
+        assert_eq!(
+            vocabulary.read("show me and look into it", 1.0).changes,
+            Some(false)
+        );
+        // A past form describes: "the closed issues" asks to read.
+        assert_eq!(
+            vocabulary.read("the closed issues: show them", 1.0).changes,
+            Some(false)
         );
         assert_eq!(vocabulary.read("issue 4", 1.0).changes, None);
     }
@@ -888,7 +929,9 @@ mod tests {
             (".gitignore", Some(Shape::Path)),
             ("docs/", Some(Shape::Directory)),
             ("deploy/k8s/overlays/prod", Some(Shape::Directory)),
-            ("acme/widgets", None),
+            ("acme/widgets", Some(Shape::Repository)),
+            ("cobalt/deploy,", Some(Shape::Repository)),
+            ("/", None),
             ("v1.12.0", Some(Shape::Version)),
             ("1.3.2.", Some(Shape::Version)),
             ("v2", Some(Shape::Version)),

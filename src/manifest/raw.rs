@@ -196,6 +196,8 @@ pub struct ShapesDef {
     pub number: Vec<String>,
     #[serde(default)]
     pub duration: Vec<String>,
+    #[serde(default)]
+    pub repository: Vec<String>,
 }
 
 /// A named parameter rule: a small, JSON-Schema-like description of one value.

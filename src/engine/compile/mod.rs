@@ -251,6 +251,7 @@ impl Compiler {
                 (Shape::Sha, shapes.sha.clone()),
                 (Shape::Number, shapes.number.clone()),
                 (Shape::Duration, shapes.duration.clone()),
+                (Shape::Repository, shapes.repository.clone()),
             ],
             reading: search.intents.read.clone(),
             changing: search.intents.change.clone(),
