@@ -507,10 +507,12 @@ impl Vocabulary {
         let stems: Vec<String> = raw
             .iter()
             .zip(stems)
-            .map(|(word, stemmed)| match word.ends_with("ed") && *word != stemmed {
-                true => String::new(),
-                false => stemmed,
-            })
+            .map(
+                |(word, stemmed)| match word.ends_with("ed") && *word != stemmed {
+                    true => String::new(),
+                    false => stemmed,
+                },
+            )
             .collect();
         // "without deleting it" asks for no removal.
         let negated = |at: usize| at > 0 && NEGATIONS.contains(&stems[at - 1].as_str());
@@ -529,17 +531,22 @@ impl Vocabulary {
         });
         // As many reading words as changing ones: the first of them says what is asked
         // ("upload my key so that commits show verified").
-        let first_change = [first_occurrence(&self.changing, &stems), removals.first().copied()]
-            .into_iter()
-            .flatten()
-            .min();
+        let first_change = [
+            first_occurrence(&self.changing, &stems),
+            removals.first().copied(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let changes = match reads.cmp(&changes) {
             std::cmp::Ordering::Less => Some(true),
             std::cmp::Ordering::Greater => Some(false),
-            std::cmp::Ordering::Equal => match (first_occurrence(&self.reading, &stems), first_change) {
-                (Some(read), Some(change)) => Some(change < read),
-                _ => None,
-            },
+            std::cmp::Ordering::Equal => {
+                match (first_occurrence(&self.reading, &stems), first_change) {
+                    (Some(read), Some(change)) => Some(change < read),
+                    _ => None,
+                }
+            }
         };
         Query {
             terms,
