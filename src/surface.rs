@@ -59,7 +59,7 @@ impl Meta {
     pub fn title(self) -> &'static str {
         match self {
             Meta::SearchTools => "Find tools for a task",
-            Meta::DescribeTools => "Describe tools completely",
+            Meta::DescribeTools => "Describe tools",
             Meta::CallReadTool => "Run a read-only tool",
             Meta::CallWriteTool => "Run a tool that changes things",
             Meta::ReadResource => "Read a forgejo:// resource",
@@ -72,7 +72,7 @@ impl Meta {
                 "Finds tools for a task described in words, among all this server has (listed or not): name, purpose, arguments, how to call each."
             }
             Meta::DescribeTools => {
-                "Complete input and output schemas of the named tools (tools/list shows a lean form)."
+                "The whole description and the arguments of the named tools; `complete` adds patterns, lengths and output schemas."
             }
             Meta::CallReadTool => {
                 "Runs a read-only tool by name, exactly as calling it directly; refuses tools that change anything (use call_write_tool)."
@@ -105,6 +105,7 @@ impl Meta {
                 "properties": {
                     "names": {"type": "array", "maxItems": MAX_DESCRIBED,
                         "items": {"type": "string", "maxLength": 64}},
+                    "complete": {"type": "boolean", "default": false},
                 },
                 "required": ["names"],
                 "additionalProperties": false,

@@ -312,7 +312,7 @@ async fn a_directory_is_a_bounded_listing_with_its_sentinel() {
     );
     assert_eq!(
         page["truncated"],
-        "[truncated: 30 of 35 items shown. Use list_repo_contents tool with filepath=src, page=2 and limit=30 to fetch more.]"
+        "[truncated: 30 of 35 items shown. Use list_repo_contents tool with path=src, page=2 and limit=30 to fetch more.]"
     );
     let rest = server.read_json(page["next"].as_str().unwrap()).await;
     assert_eq!(

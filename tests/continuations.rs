@@ -158,7 +158,7 @@ async fn a_filtered_reads_sentinel_names_its_filters() {
         .await;
     assert_eq!(
         dir["truncated"],
-        "[truncated: 1 of 2 items shown. Use list_repo_contents tool with ref=main, filepath=src, page=2 and limit=1 to fetch more.]"
+        "[truncated: 1 of 2 items shown. Use list_repo_contents tool with ref=main, path=src, page=2 and limit=1 to fetch more.]"
     );
     server.stop().await;
 }

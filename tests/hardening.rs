@@ -253,7 +253,7 @@ async fn secret_arguments_reach_no_log_line_at_any_level() {
         server
             .call_ok_or_error(
                 "set_repo_action_secret",
-                json!({"owner": "acme", "repo": "widgets", "secretname": "DEPLOY", "data": SECRET}),
+                json!({"owner": "acme", "repo": "widgets", "secret_name": "DEPLOY", "data": SECRET}),
             )
             .await;
         server
@@ -267,7 +267,7 @@ async fn secret_arguments_reach_no_log_line_at_any_level() {
         server
             .call_ok_or_error(
                 "create_file",
-                json!({"owner": "acme", "repo": "widgets", "filepath": "a.txt", "content": CONTENT}),
+                json!({"owner": "acme", "repo": "widgets", "path": "a.txt", "content": CONTENT}),
             )
             .await;
         let sent = forge.requests();

@@ -272,8 +272,7 @@ async fn plant_and_read(forge: &FakeForge, server: &Server, k: usize, p: &Payloa
                         &format!("forgejo://repo/acme/widgets/contents/{path}"),
                     )
                     .await,
-                    delivered::call(server, "get_file_contents", ow(json!({"filepath": path})))
-                        .await,
+                    delivered::call(server, "get_file_contents", ow(json!({"path": path}))).await,
                 ],
                 vec![
                     at(
@@ -365,7 +364,7 @@ async fn plant_and_read(forge: &FakeForge, server: &Server, k: usize, p: &Payloa
                 vec![
                     delivered::read(server, &format!("forgejo://repo/acme/widgets/wiki/{name}"))
                         .await,
-                    delivered::call(server, "get_wiki_page", ow(json!({"pageName": name}))).await,
+                    delivered::call(server, "get_wiki_page", ow(json!({"page_name": name}))).await,
                     delivered::call(
                         server,
                         "get_wiki_page_content",
@@ -439,10 +438,7 @@ async fn plant_and_read(forge: &FakeForge, server: &Server, k: usize, p: &Payloa
             link["content"] = Value::Null;
             r(&format!("{W}/contents/{path}"), Reply::Json(link));
             (
-                vec![
-                    delivered::call(server, "get_file_metadata", ow(json!({"filepath": path})))
-                        .await,
-                ],
+                vec![delivered::call(server, "get_file_metadata", ow(json!({"path": path}))).await],
                 vec![at(
                     GENERATED[14],
                     format!("{W}/contents/{path}"),

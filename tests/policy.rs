@@ -274,7 +274,7 @@ async fn lockdown_withholds_what_strangers_name_and_write_on_every_curated_path(
         ("get_user", json!({"username": "mallory"}), &["INJ-G10"]),
         (
             "get_file_contents",
-            ow(json!({"filepath": "README.md", "ref": "refs/pull/73/head"})),
+            ow(json!({"path": "README.md", "ref": "refs/pull/73/head"})),
             &["INJ-G11"],
         ),
     ];
@@ -302,7 +302,7 @@ async fn lockdown_withholds_what_strangers_name_and_write_on_every_curated_path(
     let file = server
         .call_ok(
             "get_file_contents",
-            ow(json!({"filepath": "README.md", "ref": "main"})),
+            ow(json!({"path": "README.md", "ref": "main"})),
         )
         .await;
     assert!(file["text"].as_str().unwrap().contains("INJ-G11"), "{file}");
@@ -642,7 +642,7 @@ async fn a_markdown_file_is_neutralized_as_markdown_and_code_as_it_is() {
         Reply::Text(code.into()),
     );
     let server = Launch::new(&forge).full().start().await;
-    let file = |path: &str| json!({"owner": "acme", "repo": "widgets", "filepath": path});
+    let file = |path: &str| json!({"owner": "acme", "repo": "widgets", "path": path});
     let readme = server.call_ok("get_file_contents", file("README.md")).await;
     let text = readme["text"].as_str().unwrap();
     assert!(

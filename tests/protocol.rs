@@ -194,7 +194,7 @@ async fn mistakes_are_answered_with_what_to_do() {
     let listed = server
         .call_ok_or_error(
             "list_repo_contents",
-            json!({"owner": "acme", "repo": "widgets", "filepath": "README.md"}),
+            json!({"owner": "acme", "repo": "widgets", "path": "README.md"}),
         )
         .await;
     let text = format!("{:?}", listed.content);
@@ -219,9 +219,13 @@ async fn mistakes_are_answered_with_what_to_do() {
         !text.contains("\\\\x00") && !text.contains("^(?:"),
         "{text}"
     );
-    // The complete description, as describe_tools gives it (tools/list shows its first sentence).
+    // The complete description, as describe_tools gives it on request (tools/list shows its
+    // first sentence).
     let described = server
-        .call_ok("describe_tools", json!({"names": ["get_wiki_revisions"]}))
+        .call_ok(
+            "describe_tools",
+            json!({"names": ["get_wiki_revisions"], "complete": true}),
+        )
         .await;
     let description = described["tools"][0]["description"]
         .as_str()
@@ -290,7 +294,7 @@ async fn each_kind_of_refusal_says_what_was_wrong() {
         ),
         (
             "get_issue",
-            json!({"owner": "acme", "repo": "widgets", "index": "12"}),
+            json!({"owner": "acme", "repo": "widgets", "index": "12a"}),
             "argument `index` must be a positive integer (an id or an index)",
         ),
     ];

@@ -170,3 +170,57 @@ async fn the_budget_holds_for_each_copy_of_a_tool_answer() {
         "the two copies are more than one budget"
     );
 }
+
+/// The tokens of each curated tool as `describe_tools` gives it (the entry's JSON), lean by
+/// default and with `complete: true`.
+fn described_tokens(complete: bool) -> Vec<(String, usize)> {
+    let service = crate::support::offline_service(None);
+    let names: Vec<String> = service
+        .catalog()
+        .tools()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    for chunk in names.chunks(forgelens::surface::MAX_DESCRIBED) {
+        let arguments = serde_json::json!({"names": chunk, "complete": complete});
+        let answer = match runtime.block_on(service.call(
+            "describe_tools",
+            arguments.as_object().cloned().unwrap(),
+            None,
+        )) {
+            Ok(forgelens::service::Called::Value(answer)) => answer.value,
+            other => panic!("describe_tools answers with a value, not {other:?}"),
+        };
+        for tool in answer["tools"].as_array().unwrap() {
+            let name = tool["name"].as_str().unwrap().to_owned();
+            out.push((name, crate::support::tokens::tokens(&tool.to_string())));
+        }
+    }
+    assert_eq!(out.len(), names.len(), "every tool described");
+    out
+}
+
+/// `describe_tools` is lean by default: at most 150 tokens a tool on average over every
+/// curated tool; `complete: true` gives more (patterns, output schemas), on request only.
+#[test]
+fn describe_tools_costs_at_most_150_tokens_a_tool() {
+    let lean = described_tokens(false);
+    let complete = described_tokens(true);
+    let average = |all: &[(String, usize)]| {
+        all.iter().map(|(_, n)| n).sum::<usize>() as f64 / all.len() as f64
+    };
+    let most = lean.iter().max_by_key(|(_, n)| *n).unwrap();
+    eprintln!(
+        "describe_tools: lean {:.1} tokens a tool (most: {} with {}), complete {:.1}",
+        average(&lean),
+        most.0,
+        most.1,
+        average(&complete)
+    );
+    assert!(average(&lean) <= 150.0, "{:.1}", average(&lean));
+    assert!(average(&complete) > average(&lean));
+}

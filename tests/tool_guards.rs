@@ -193,7 +193,7 @@ async fn list_tools_declare_the_page_envelope() {
             json!(["page", "limit", "has_more", "items"]),
             "{name}"
         );
-        let complete = &catalog.tool(name).unwrap().description;
+        let complete = catalog.tool(name).unwrap().complete_description();
         assert!(complete.contains("Paged:"), "{name}: {complete}");
     }
     assert!(lists > 50, "{lists} list tools");

@@ -8,26 +8,14 @@
 //! (docs/performance.md records them).
 use serde_json::{Value, json};
 
-use forgelens::config::{Config, Flags};
-use forgelens::manifest::{Source, Sources};
+use forgelens::manifest::Sources;
 use forgelens::service::{Called, Service};
 
 use crate::support::search_eval::{self, Case, Ranked, Score, cases};
 
-/// A service over the built-in manifests (and a generated catalog when given); the forge is
-/// never contacted, since searching reads the catalog only.
+/// A service over the built-in manifests (and a generated catalog when given).
 fn service(catalog: Option<String>) -> Service {
-    let flags = Flags {
-        url: Some("http://127.0.0.1:9".into()),
-        ..Flags::default()
-    };
-    let config = Config::resolve(&flags, &|_| None).unwrap();
-    let mut sources = Sources::builtin();
-    sources.catalog = catalog.map(|text| Source {
-        name: "generated".into(),
-        text,
-    });
-    Service::start(&config, &sources, None).unwrap()
+    crate::support::offline_service(catalog)
 }
 
 /// The answer of `search_tools` for `arguments`, through the service as a call runs it.

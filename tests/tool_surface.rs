@@ -119,8 +119,9 @@ async fn writes_go_through_call_write_tool_only() {
     server.stop().await;
 }
 
-/// search_tools finds unlisted tools and says how to call them; describe_tools gives the
-/// complete schema (patterns and all) that tools/list leaves out.
+/// search_tools finds unlisted tools and says how to call them; describe_tools gives their
+/// whole description and arguments, and on request the complete schema (patterns and all)
+/// that tools/list leaves out.
 #[tokio::test]
 async fn search_and_describe_reach_every_tool() {
     let forge = FakeForge::standard().await;
@@ -140,6 +141,7 @@ async fn search_and_describe_reach_every_tool() {
     assert_eq!(hit["call_with"], "call_read_tool");
     assert_eq!(hit["read_only"], true);
 
+    // Lean by default: the whole description and the listed form of the arguments.
     let described = server
         .call_ok(
             "describe_tools",
@@ -148,11 +150,30 @@ async fn search_and_describe_reach_every_tool() {
         .await;
     let tool = &described["tools"][0];
     assert_eq!(tool["name"], "list_org_labels");
-    assert_eq!(tool["inputSchema"]["additionalProperties"], false);
-    assert!(tool["inputSchema"]["properties"]["org"]["pattern"].is_string());
-    assert!(tool["inputSchema"]["properties"]["sudo"].is_object());
-    assert!(tool["description"].as_str().unwrap().contains("Paged:"));
-    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+    assert!(tool["inputSchema"]["properties"]["org"].is_object());
+    assert!(
+        tool["inputSchema"]["properties"]["org"]
+            .get("pattern")
+            .is_none()
+    );
+    assert!(tool["inputSchema"]["properties"].get("sudo").is_none());
+    assert!(tool.get("outputSchema").is_none());
+    assert_eq!(tool["read_only"], true);
+    assert_eq!(tool["call_with"], "call_read_tool");
+    // Complete on request: patterns, sudo, the paging note, the output schema, annotations.
+    let complete = server
+        .call_ok(
+            "describe_tools",
+            json!({"names": ["list_org_labels"], "complete": true}),
+        )
+        .await;
+    let whole = &complete["tools"][0];
+    assert_eq!(whole["inputSchema"]["additionalProperties"], false);
+    assert!(whole["inputSchema"]["properties"]["org"]["pattern"].is_string());
+    assert!(whole["inputSchema"]["properties"]["sudo"].is_object());
+    assert!(whole["description"].as_str().unwrap().contains("Paged:"));
+    assert!(whole["outputSchema"]["properties"]["items"].is_object());
+    assert_eq!(whole["annotations"]["readOnlyHint"], true);
     assert_eq!(described["unknown"][0]["name"], "nope");
 
     let error = failure(&server, "search_tools", json!({"query": 5})).await;
@@ -257,7 +278,7 @@ async fn a_megabyte_on_one_line_comes_in_bounded_windows() {
         .arg("65536")
         .start()
         .await;
-    let args = json!({"owner": "acme", "repo": "widgets", "filepath": "dist/app.min.js"});
+    let args = json!({"owner": "acme", "repo": "widgets", "path": "dist/app.min.js"});
     let mut joined = String::new();
     let mut next = 0u64;
     let mut calls = 0;

@@ -173,7 +173,7 @@ fn cases() -> Vec<Case> {
         // files
         case(
             "list_repo_contents",
-            with(json!({"filepath": "src", "ref": "main"})),
+            with(json!({"path": "src", "ref": "main"})),
             &format!("{w}/contents/src"),
         )
         .query(&[("ref", "main")])
@@ -185,7 +185,7 @@ fn cases() -> Vec<Case> {
             .expect("/items/0/type", json!("dir")),
         case(
             "get_file_metadata",
-            with(json!({"filepath": "src/lib.rs"})),
+            with(json!({"path": "src/lib.rs"})),
             &format!("{w}/contents/src/lib.rs"),
         )
         .expect("/sha", json!("4b825dc642cb6eb9a060e54bf8d69288fbee4904"))
@@ -335,7 +335,7 @@ fn cases() -> Vec<Case> {
             .expect("/items/0/name", json!("REGISTRY_TOKEN")),
         case(
             "get_repo_action_variable",
-            with(json!({"variablename": "DEPLOY_ENV"})),
+            with(json!({"variable_name": "DEPLOY_ENV"})),
             &format!("{w}/actions/variables/DEPLOY_ENV"),
         )
         .expect("/value", json!("staging")),
@@ -374,13 +374,13 @@ fn cases() -> Vec<Case> {
             .unpaged()
             .expect("/items/0/download_count", json!(41)),
         // wiki
-        case("get_wiki_page", with(json!({"pageName": "Home"})), &format!("{w}/wiki/page/Home"))
+        case("get_wiki_page", with(json!({"page_name": "Home"})), &format!("{w}/wiki/page/Home"))
             .expect("/commit_count", json!(4))
             .expect("/last_message", json!("Describe the cache"))
             .expect("/content_base64", Value::Null),
         case(
             "get_wiki_revisions",
-            with(json!({"pageName": "Home"})),
+            with(json!({"page_name": "Home"})),
             &format!("{w}/wiki/revisions/Home"),
         )
         // The forge's page size is fixed: only `page` is sent.
@@ -702,7 +702,7 @@ async fn malformed_arguments_never_reach_the_forge() {
         ),
         (
             "get_issue",
-            json!({"owner": "acme", "repo": "widgets", "index": "12"}),
+            json!({"owner": "acme", "repo": "widgets", "index": "12a"}),
         ),
         ("list_notifications", json!({"since": "yesterday"})),
         // Digits of other scripts are digits to Unicode, not to RFC 3339.
@@ -744,7 +744,7 @@ async fn names_with_slashes_reach_the_right_path() {
     let _ = server
         .call(
             "list_repo_contents",
-            json!({"owner": "acme", "repo": "widgets", "filepath": "docs/a b.md"}),
+            json!({"owner": "acme", "repo": "widgets", "path": "docs/a b.md"}),
         )
         .await
         .unwrap();

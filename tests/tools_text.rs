@@ -28,7 +28,7 @@ async fn a_file_is_read_by_line_range_and_says_how_many_lines_it_has() {
     let first = server
         .call_ok(
             "get_file_contents",
-            json!({"owner": "acme", "repo": "widgets", "filepath": "src/cache.rs"}),
+            json!({"owner": "acme", "repo": "widgets", "path": "src/cache.rs"}),
         )
         .await;
     assert_eq!(
@@ -48,7 +48,7 @@ async fn a_file_is_read_by_line_range_and_says_how_many_lines_it_has() {
         "[truncated: lines 1–400 of 1000 shown. Call get_file_contents again with start_line=401 for the next lines.]"
     );
     let range = server
-        .call_ok("get_file_contents", json!({"owner": "acme", "repo": "widgets", "filepath": "src/cache.rs", "start_line": 10, "end_line": 12, "ref": "v1.2.0"}))
+        .call_ok("get_file_contents", json!({"owner": "acme", "repo": "widgets", "path": "src/cache.rs", "start_line": 10, "end_line": 12, "ref": "v1.2.0"}))
         .await;
     assert_eq!(range["text"], "line 10\nline 11\nline 12\n");
     let request = forge.requests().last().cloned().unwrap();
@@ -56,7 +56,7 @@ async fn a_file_is_read_by_line_range_and_says_how_many_lines_it_has() {
         (request.path.as_str(), request.query("ref")),
         ("/repos/acme/widgets/raw/src/cache.rs", Some("v1.2.0"))
     );
-    let text = error_text(&server, "get_file_contents", json!({"owner": "acme", "repo": "widgets", "filepath": "src/cache.rs", "start_line": 5, "end_line": 2})).await;
+    let text = error_text(&server, "get_file_contents", json!({"owner": "acme", "repo": "widgets", "path": "src/cache.rs", "start_line": 5, "end_line": 2})).await;
     assert!(text.contains("end_line 2 is before start_line 5"), "{text}");
     server.stop().await;
 }
@@ -313,7 +313,7 @@ async fn a_bad_sudo_and_a_list_answered_with_an_object_are_errors() {
     let text = error_text(
         &server,
         "list_repo_contents",
-        json!({"owner": "acme", "repo": "widgets", "filepath": "README.md"}),
+        json!({"owner": "acme", "repo": "widgets", "path": "README.md"}),
     )
     .await;
     // The manifest says what the caller got wrong, and names the tool that fits.

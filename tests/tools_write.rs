@@ -123,7 +123,7 @@ async fn add_and_remove_issue_labels() {
         &server,
         &forge,
         "remove_issue_label",
-        json!({"owner": "acme", "repo": "widgets", "index": 12, "identifier": "kind/bug"}),
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "label": "kind/bug"}),
     )
     .await;
     assert_plain_write(
@@ -207,8 +207,8 @@ async fn merge_a_pull_request() {
         &server,
         &forge,
         "merge_pull_request",
-        json!({"owner": "acme", "repo": "widgets", "index": 12, "Do": "squash",
-               "MergeTitleField": "Bound the widget cache (#12)", "delete_branch_after_merge": true,
+        json!({"owner": "acme", "repo": "widgets", "index": 12, "style": "squash",
+               "merge_title": "Bound the widget cache (#12)", "delete_branch_after_merge": true,
                "head_commit_id": SHA}),
     )
     .await;
@@ -227,13 +227,74 @@ async fn merge_a_pull_request() {
     let refused = server
         .call(
             "merge_pull_request",
-            json!({"owner": "acme", "repo": "widgets", "index": 12, "Do": "octopus"}),
+            json!({"owner": "acme", "repo": "widgets", "index": 12, "style": "octopus"}),
         )
         .await
         .unwrap();
     assert_eq!(refused.is_error, Some(true));
     assert!(forge.requests().is_empty());
     server.stop().await;
+}
+
+/// One argument vocabulary: the names a tool advertises are snake_case, and the earlier names
+/// (the forge's own, `Do`, `MergeTitleField`) are still accepted, never advertised; a number
+/// or a boolean written as a string is read as one where the argument takes it.
+#[tokio::test]
+async fn old_argument_names_and_numbers_as_strings_are_accepted() {
+    let forge = tool_world::forge().await;
+    let server = server(&forge).await;
+    let (_, request) = write(
+        &server,
+        &forge,
+        "merge_pull_request",
+        json!({"owner": "acme", "repo": "widgets", "index": "12", "Do": "squash",
+               "MergeTitleField": "Bound the widget cache (#12)",
+               "delete_branch_after_merge": "true"}),
+    )
+    .await;
+    assert_plain_write(
+        &request,
+        "POST",
+        "/repos/acme/widgets/pulls/12/merge",
+        Some(
+            json!({"Do": "squash", "MergeTitleField": "Bound the widget cache (#12)",
+                    "delete_branch_after_merge": true}),
+        ),
+    );
+    for complete in [false, true] {
+        let described = server
+            .call_ok(
+                "describe_tools",
+                json!({"names": ["merge_pull_request"], "complete": complete}),
+            )
+            .await;
+        let properties = &described["tools"][0]["inputSchema"]["properties"];
+        assert!(properties["style"].is_object(), "{described}");
+        assert!(properties.get("Do").is_none(), "{described}");
+    }
+
+    // A name and its alias together: which one is meant is unclear, so nothing is sent.
+    forge.clear_log();
+    let twice = server
+        .call(
+            "merge_pull_request",
+            json!({"owner": "acme", "repo": "widgets", "index": 12, "style": "merge", "Do": "squash"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(twice.is_error, Some(true));
+    let text = crate::support::result_text(&twice);
+    assert!(text.contains("`style`") && text.contains("`Do`"), "{text}");
+    // A string that is not a number stays a string, and is refused as one.
+    let word = server
+        .call(
+            "merge_pull_request",
+            json!({"owner": "acme", "repo": "widgets", "index": "twelve", "style": "merge"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(word.is_error, Some(true));
+    assert!(forge.requests().is_empty());
 }
 
 #[tokio::test]
@@ -272,7 +333,7 @@ async fn delete_a_file_sends_its_sha_in_the_body() {
         &server,
         &forge,
         "delete_file",
-        json!({"owner": "acme", "repo": "widgets", "filepath": "src/lib.rs",
+        json!({"owner": "acme", "repo": "widgets", "path": "src/lib.rs",
                "sha": "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "message": "Drop lib.rs"}),
     )
     .await;

@@ -125,6 +125,8 @@ pub enum Invalid {
     },
     #[error("missing required argument `{0}`")]
     MissingArgument(String),
+    #[error("argument `{name}` is given twice (once as `{alias}`); give it once")]
+    ArgumentTwice { name: String, alias: String },
     #[error("argument `{name}` {why}")]
     Argument { name: String, why: Violation },
     #[error("argument `{name}` is not base64: {why}")]

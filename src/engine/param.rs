@@ -68,6 +68,11 @@ impl Rule {
     }
 
     /// Checks a JSON argument.
+    /// `value` as the rule reads it (a number written as a string, for an integer rule).
+    pub fn read(&self, value: Value) -> Value {
+        self.checker.read(value)
+    }
+
     pub fn check_json(&self, value: &Value) -> Result<(), Violation> {
         self.checker.check(value).map_err(|_| self.mismatch())
     }

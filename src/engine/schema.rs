@@ -114,6 +114,16 @@ impl Check {
         }
     }
 
+    /// `value` as the argument reads it: a number or a boolean written as a string (`"3"`,
+    /// `"true"`) where the argument takes a number or a boolean, at any depth of an array. Any
+    /// other value is left for the check to judge.
+    pub fn read(&self, value: Value) -> Value {
+        match self {
+            Check::Rule(rule) => rule.read(value),
+            Check::Schema(schema) => schema.read(value),
+        }
+    }
+
     /// The JSON Schema of the argument (without its description).
     pub fn schema(&self) -> Map<String, Value> {
         match self {
@@ -275,6 +285,32 @@ impl Schema {
                 _ => None,
             },
         })
+    }
+
+    /// `value` with a number or a boolean written as a string read as what this schema takes
+    /// (see [`Check::read`]); only a string that is exactly such a value, so nothing else is
+    /// guessed.
+    pub fn read(&self, value: Value) -> Value {
+        match (self.kind.as_deref(), value) {
+            (Some("integer"), Value::String(s)) => match s.parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => Value::String(s),
+            },
+            (Some("number"), Value::String(s)) => match s.parse::<serde_json::Number>() {
+                Ok(n) => Value::Number(n),
+                Err(_) => Value::String(s),
+            },
+            (Some("boolean"), Value::String(s)) => match s.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => Value::String(s),
+            },
+            (Some("array"), Value::Array(items)) => match &self.items {
+                Some(schema) => Value::Array(items.into_iter().map(|v| schema.read(v)).collect()),
+                None => Value::Array(items),
+            },
+            (_, value) => value,
+        }
     }
 
     /// Checks `value`; the error reads after the argument's name ("must be …").

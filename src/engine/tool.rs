@@ -67,7 +67,7 @@ pub struct Tool {
     /// Where the tool's `call` is written, for findings about its request.
     pub pos: crate::manifest::Pos,
     pub title: String,
-    /// The manifest's description followed by the derived notes on paging: the complete form.
+    /// The manifest's description ([`Tool::complete_description`] adds the paging note).
     pub description: String,
     /// The first sentence of the manifest's description: what `tools/list` shows.
     pub summary: String,
@@ -102,6 +102,8 @@ pub(crate) struct Arg {
     pub local: bool,
     /// The name the value has upstream (in the body, query or form).
     pub field: String,
+    /// Other names a call may use for it (accepted, never advertised).
+    pub aliases: Vec<String>,
     /// The manifest's words, announced in the input schema.
     pub description: String,
     pub check: Check,
@@ -261,6 +263,24 @@ impl Tool {
         schema
     }
 
+    /// The description with the bounds the engine enforces on a list's paging: what the
+    /// complete form shows (the lean forms' schemas already give `page` and `limit`).
+    pub fn complete_description(&self) -> String {
+        let mut d = self.description.clone();
+        if let Some(l) = &self.list {
+            // A forge page of fixed size: `limit` can only be that size, so say so.
+            let limit = match l.page_only {
+                true => format!("{} items per page, the forge's fixed size", l.max_limit),
+                false => format!("`limit` 1 to {} (default {})", l.max_limit, l.default_limit),
+            };
+            d.push_str(&format!(
+                " Paged: `page` from 1, {limit}; the result has `items`, `has_more`, `next_page` \
+                 when more remain, and `total_count` when the forge reports it."
+            ));
+        }
+        d
+    }
+
     /// The JSON Schema of the structured result, for a list or a GET; built like
     /// [`Tool::input_schema`].
     pub fn output_schema(&self) -> Option<Map<String, Value>> {
@@ -418,6 +438,8 @@ impl Tool {
         let mut sudo = None;
         let mut page = None;
         let mut limit = None;
+        // Each argument given, with the name it was given by.
+        let mut aliased: Vec<(&str, String)> = Vec::new();
         for (name, value) in arguments {
             if name == SUDO {
                 match value {
@@ -438,6 +460,11 @@ impl Tool {
                     (false, true) => list.max_limit,
                     _ => 1,
                 };
+                // A page written as a string ("2") is that page.
+                let value = match value {
+                    Value::String(s) => s.parse::<u64>().map_or(Value::String(s), Value::from),
+                    other => other,
+                };
                 let n = value.as_u64().filter(|n| *n >= min).ok_or_else(|| {
                     let range = match (name == PAGE, list.page_only) {
                         (false, true) => format!("{min} (the forge's fixed page size)"),
@@ -456,7 +483,11 @@ impl Tool {
                 }
                 continue;
             }
-            let Some(arg) = self.args.iter().find(|a| a.name == name) else {
+            let Some(arg) = self
+                .args
+                .iter()
+                .find(|a| a.name == name || a.aliases.contains(&name))
+            else {
                 return Err(Invalid::UnknownArgument {
                     name,
                     tool: self.name.clone(),
@@ -464,14 +495,25 @@ impl Tool {
                 }
                 .into());
             };
+            // An object's keys are distinct, so a name given twice is a name and its alias.
+            if let Some((_, first)) = aliased.iter().find(|(n, _)| *n == arg.name) {
+                let alias = match name == arg.name {
+                    true => first.clone(),
+                    false => name,
+                };
+                let name = arg.name.clone();
+                return Err(Invalid::ArgumentTwice { name, alias }.into());
+            }
+            aliased.push((arg.name.as_str(), name.clone()));
             if value.is_null() && !arg.required {
                 continue;
             }
+            let value = arg.check.read(value);
             arg.check.check(&value).map_err(|why| Invalid::Argument {
-                name: name.clone(),
+                name: arg.name.clone(),
                 why,
             })?;
-            args.insert(name, value);
+            args.insert(arg.name.clone(), value);
         }
         for arg in &self.args {
             if args.contains_key(&arg.name) {

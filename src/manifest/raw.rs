@@ -562,6 +562,10 @@ pub struct ArgDef {
     /// The name the forge gives this value in the body, query or form, when it differs from
     /// the argument's (two values the forge names alike, as a path's `owner` and a body's).
     pub field: Option<String>,
+    /// Other names a call may give the argument by (an earlier name, the forge's own):
+    /// accepted, never advertised.
+    #[serde(default)]
+    pub aliases: Vec<String>,
 }
 
 /// Reads a map of arguments, each declared whole or by its rule's name alone; the rule of the

@@ -178,7 +178,7 @@ fn annotations(title: &str, a: engine::Annotations) -> ToolAnnotations {
 /// A tool as `tools/list` shows it: its summary and its schema in `form`.
 pub fn tool(tool: &Tool, form: Form) -> McpTool {
     let description = match form {
-        Form::Complete => tool.description.clone(),
+        Form::Complete => tool.complete_description(),
         Form::Lean { .. } => tool.summary.clone(),
     };
     let mut t = McpTool::new(

@@ -52,6 +52,7 @@ impl Service {
                 ))))
             }
             Meta::DescribeTools => {
+                let complete = arguments.get("complete").and_then(Value::as_bool) == Some(true);
                 let names: Vec<String> = match arguments.remove("names") {
                     Some(Value::Array(names)) => names
                         .into_iter()
@@ -60,7 +61,7 @@ impl Service {
                     _ => Vec::new(),
                 };
                 Ok(Called::Value(ToolAnswer::plain(engine::endpoint::within(
-                    self.describe(&names)?,
+                    self.describe(&names, complete)?,
                     budget,
                 ))))
             }
@@ -174,8 +175,10 @@ impl Service {
         row
     }
 
-    /// The `describe_tools` answer: the complete form of each named tool.
-    fn describe(&self, names: &[String]) -> Result<Value, CallError> {
+    /// The `describe_tools` answer: each named tool's whole description and its arguments as
+    /// `tools/list` shows them; with `complete`, also what only the checker needs (patterns,
+    /// lengths, upstream names), the output schema and every annotation.
+    fn describe(&self, names: &[String], complete: bool) -> Result<Value, CallError> {
         if names.is_empty() || names.len() > surface::MAX_DESCRIBED {
             return Err(engine::Error::from(Invalid::DescribeCount {
                 max: surface::MAX_DESCRIBED,
@@ -183,31 +186,45 @@ impl Service {
             })
             .into());
         }
+        let form = match complete {
+            true => Form::Complete,
+            false => self.form,
+        };
         let mut described = Vec::new();
         let mut unknown = Vec::new();
         for name in names {
             if let Some(meta) = Meta::named(name).filter(|m| self.offers(*m)) {
-                described.push(json!({
+                let schema = match complete {
+                    true => meta.input_schema(),
+                    false => engine::schema::lean(meta.input_schema()),
+                };
+                let mut entry = json!({
                     "name": meta.name(),
-                    "title": meta.title(),
                     "description": meta.description(),
-                    "annotations": annotations_json(meta.annotations()),
-                    "inputSchema": meta.input_schema(),
-                }));
+                    "inputSchema": schema,
+                });
+                annotate(&mut entry, meta.annotations(), complete);
+                described.push(entry);
                 continue;
             }
             match self.catalog.tool(name) {
                 Some(tool) => {
+                    let description = match complete {
+                        true => tool.complete_description(),
+                        false => tool.description.clone(),
+                    };
                     let mut entry = json!({
                         "name": tool.name,
-                        "title": tool.title,
-                        "description": tool.description,
-                        "toolset": tool.toolset,
-                        "annotations": annotations_json(tool.annotations),
-                        "inputSchema": tool.input_schema(Form::Complete),
+                        "description": description,
+                        "inputSchema": tool.input_schema(form),
                     });
-                    if let Some(output) = tool.output_schema() {
-                        entry["outputSchema"] = Value::Object(output);
+                    annotate(&mut entry, tool.annotations, complete);
+                    if complete {
+                        entry["title"] = json!(tool.title);
+                        entry["toolset"] = json!(tool.toolset);
+                        if let Some(output) = tool.output_schema() {
+                            entry["outputSchema"] = Value::Object(output);
+                        }
                     }
                     if let Some(via) = tool.via {
                         entry["call_with"] = json!(via);
@@ -256,12 +273,21 @@ fn tool_row(tool: &engine::Tool) -> Map<String, Value> {
     row
 }
 
-/// Annotations as MCP names them.
-fn annotations_json(a: engine::Annotations) -> Value {
-    json!({
-        "readOnlyHint": a.read_only,
-        "destructiveHint": a.destructive,
-        "idempotentHint": a.idempotent,
-        "openWorldHint": a.open_world,
-    })
+/// A described tool's annotations: all four as MCP names them in the complete form; in the
+/// lean one only what decides how to call it, as search results say it.
+fn annotate(entry: &mut Value, a: engine::Annotations, complete: bool) {
+    match complete {
+        true => {
+            entry["annotations"] = json!({
+                "readOnlyHint": a.read_only,
+                "destructiveHint": a.destructive,
+                "idempotentHint": a.idempotent,
+                "openWorldHint": a.open_world,
+            })
+        }
+        false => {
+            entry["read_only"] = json!(a.read_only);
+            entry["destructive"] = json!(a.destructive);
+        }
+    }
 }

@@ -247,6 +247,22 @@ impl Server {
     }
 }
 
+/// A service over the built-in manifests (and a generated catalog when given) whose forge is
+/// never contacted: for what the catalog alone answers (searching, describing).
+pub fn offline_service(catalog: Option<String>) -> forgelens::service::Service {
+    let flags = forgelens::config::Flags {
+        url: Some("http://127.0.0.1:9".into()),
+        ..forgelens::config::Flags::default()
+    };
+    let config = forgelens::config::Config::resolve(&flags, &|_| None).unwrap();
+    let mut sources = forgelens::manifest::Sources::builtin();
+    sources.catalog = catalog.map(|text| forgelens::manifest::Source {
+        name: "generated".into(),
+        text,
+    });
+    forgelens::service::Service::start(&config, &sources, None).unwrap()
+}
+
 /// What answers are held to in tests of the engine that are not about the budget: no answer
 /// reaches it.
 pub fn serving() -> forgelens::engine::endpoint::Serving {

@@ -87,11 +87,11 @@ pub fn sample_args(tool: &str, required: &[String]) -> Result<Value, String> {
                 "ref" | "branch" | "name" | "base" => json!("main"),
                 "head" => json!("feature"),
                 "tag" => json!("v1.2.0"),
-                "filepath" => json!("src"),
+                "path" => json!("src"),
                 "basehead" => json!("main...feature"),
-                "pageName" | "page_name" => json!("Home"),
+                "page_name" => json!("Home"),
                 "job_id" => json!(42),
-                "variablename" => json!("DEPLOY_ENV"),
+                "variable_name" => json!("DEPLOY_ENV"),
                 "q" => json!("widget"),
                 other => return Err(format!("{tool}: no sample value for `{other}`")),
             },
@@ -104,8 +104,8 @@ pub fn sample_args(tool: &str, required: &[String]) -> Result<Value, String> {
 /// (tool, argument, value) where the value by name does not fit.
 const OVERRIDES: &[(&str, &str, &str)] = &[
     ("get_repo_tree", "sha", "main"),
-    ("get_file_metadata", "filepath", "src/lib.rs"),
-    ("get_file_contents", "filepath", "src/lib.rs"),
+    ("get_file_metadata", "path", "src/lib.rs"),
+    ("get_file_contents", "path", "src/lib.rs"),
 ];
 
 /// Registers every answer of this world.

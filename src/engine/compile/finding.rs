@@ -94,6 +94,10 @@ pub(crate) enum Kind {
     FileNotString { name: String },
     #[error("argument `{name}` has neither `rule` nor `type`")]
     UntypedArgument { name: String },
+    #[error(
+        "alias `{alias}` of argument `{name}` is taken: another argument (or its alias) has it, or forgelens adds it (`page`, `limit`, `sudo`)"
+    )]
+    AliasTaken { name: String, alias: String },
     // Names declared twice, and names that name nothing.
     #[error("tool `{tool}` is declared twice")]
     DuplicateTool { tool: String },
@@ -332,7 +336,8 @@ impl Kind {
             | BadSchema { .. }
             | RuleAndType { .. }
             | OptionalPathArgument { .. }
-            | FileNotString { .. } => checks::BAD_ARGUMENT,
+            | FileNotString { .. }
+            | AliasTaken { .. } => checks::BAD_ARGUMENT,
             DuplicateTool { .. } => checks::DUPLICATE_TOOL,
             DuplicateTemplate { .. } => checks::DUPLICATE_TEMPLATE,
             RouteConflict { .. } => checks::ROUTE_CONFLICT,
@@ -575,6 +580,16 @@ mod tests {
                 none(),
                 tool("data: {in: file, schema: {type: integer}, description: D.}"),
                 Kind::FileNotString { name: name("data") },
+            ),
+            (
+                none(),
+                tool("size: {type: integer, description: S., aliases: [sudo]}"),
+                Kind::AliasTaken { name: name("size"), alias: name("sudo") },
+            ),
+            (
+                none(),
+                tool("size: {type: integer, description: S., aliases: [Size]}, count: {type: integer, description: C., aliases: [Size]}"),
+                Kind::AliasTaken { name: name("size"), alias: name("Size") },
             ),
             (
                 none(),

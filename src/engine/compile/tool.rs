@@ -101,7 +101,7 @@ impl Compiler {
             name: name.clone(),
             pos: Pos::of(file, &def.call),
             title: def.title.clone(),
-            description: describe_tool(&def.description, list.as_ref()),
+            description: def.description.trim().to_owned(),
             summary: summary.to_owned(),
             keywords: def.keywords.clone(),
             toolset: toolset.to_owned(),
@@ -155,6 +155,22 @@ impl Compiler {
                 && let Some(a) = self.argument(arg_name, arg, call)
             {
                 args.push(a);
+            }
+        }
+        // A call names each argument once, by its name or one of its aliases.
+        for (arg_name, arg) in declared {
+            for alias in &arg.value.aliases {
+                let taken = reserved.contains(&alias.as_str())
+                    || declared.iter().any(|(other, def)| {
+                        *other == alias || (other != arg_name && def.value.aliases.contains(alias))
+                    });
+                if taken {
+                    let kind = Kind::AliasTaken {
+                        name: (*arg_name).clone(),
+                        alias: alias.clone(),
+                    };
+                    self.raise(Pos::of(file, *arg), kind);
+                }
             }
         }
         if let Some(call) = call {
@@ -500,6 +516,7 @@ impl Compiler {
             name: name.to_owned(),
             local: false,
             field: a.field.clone().unwrap_or_else(|| name.to_owned()),
+            aliases: a.aliases.clone(),
             description: a.description.trim().to_owned(),
             check,
             location,
@@ -604,23 +621,6 @@ fn inline_schema(a: &raw::ArgDef) -> Map<String, Value> {
     s
 }
 
-/// The description clients show: the manifest's words, then the bounds the engine enforces.
-fn describe_tool(base: &str, list: Option<&ToolList>) -> String {
-    let mut d = base.trim().to_owned();
-    if let Some(l) = list {
-        // A forge page of fixed size: `limit` can only be that size, so say so.
-        let limit = match l.page_only {
-            true => format!("{} items per page, the forge's fixed size", l.max_limit),
-            false => format!("`limit` 1 to {} (default {})", l.max_limit, l.default_limit),
-        };
-        d.push_str(&format!(
-            " Paged: `page` from 1, {limit}; the result has `items`, `has_more`, `next_page` \
-             when more remain, and `total_count` when the forge reports it."
-        ));
-    }
-    d
-}
-
 // Arguments with a whole JSON Schema, and the request bodies they make (the generated catalog
 // needs both; any manifest may use them).
 impl Compiler {
@@ -671,6 +671,7 @@ impl Compiler {
             name: name.to_owned(),
             local: false,
             field: a.field.clone().unwrap_or_else(|| name.to_owned()),
+            aliases: a.aliases.clone(),
             description: a.description.trim().to_owned(),
             check,
             location,
