@@ -191,39 +191,32 @@ fn overrides_name_operations_and_long_names_are_cut() {
 
 // Schemas.
 
+/// A JSON body that is an object of named fields: each field an argument, with its resolved
+/// schema; any other body (here raw text) the one `body` argument.
 #[test]
-fn the_json_body_is_one_argument_with_the_resolved_schema() {
+fn the_json_body_fields_are_arguments_with_the_resolved_schemas() {
     let (_, yaml) = generate(MINI, false);
     let catalog = compile(&yaml);
     let t = tool(&catalog, "forgejo_issue_create_milestone");
     let schema = &t.input_schema(forgelens::engine::tool::Form::Complete);
     assert_eq!(schema["additionalProperties"], false);
-    assert_eq!(schema["required"], json!(["owner", "repo", "body"]));
-    let body = &schema["properties"]["body"];
-    assert_eq!(body["type"], "object");
-    assert_eq!(body["required"], json!(["title"]));
+    assert_eq!(schema["required"], json!(["owner", "repo", "title"]));
+    let props = &schema["properties"];
+    assert!(props.get("body").is_none(), "no nested body: {props}");
     assert_eq!(
-        body["additionalProperties"], false,
-        "we control the body's object"
-    );
-    assert_eq!(
-        body["properties"]["labels"]["items"],
+        props["labels"]["items"],
         json!({"type": "object", "properties": {"id": {"type": "integer", "format": "int64"}, "name": {"type": "string"}}, "additionalProperties": false})
     );
     assert_eq!(
-        body["properties"]["extra"],
-        json!({"type": "object", "additionalProperties": {"type": "string"}}),
+        props["extra"],
+        json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "A field of the JSON body."}),
         "a map stays open to any key"
     );
-    assert_eq!(
-        body["properties"]["parent"],
-        json!({"type": "object"}),
-        "a cycle is cut"
-    );
-    assert_eq!(
-        body["properties"]["state"]["enum"],
-        json!(["open", "closed"])
-    );
+    assert_eq!(props["parent"]["type"], "object", "a cycle is cut");
+    assert_eq!(props["state"]["enum"], json!(["open", "closed"]));
+    let raw = tool(&catalog, "forgejo_misc_render_markdown_raw");
+    let raw = raw.input_schema(forgelens::engine::tool::Form::Complete);
+    assert_eq!(raw["properties"]["body"]["type"], "string");
     assert_valid_schemas(&catalog);
 }
 

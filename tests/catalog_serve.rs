@@ -71,7 +71,7 @@ async fn a_generated_get_post_and_delete_reach_the_forge() {
     let made = server
         .call_ok(
             "forgejo_issue_create_milestone",
-            json!({"owner": "acme", "repo": "widgets", "body": {"title": "v2", "state": "open"}}),
+            json!({"owner": "acme", "repo": "widgets", "title": "v2", "state": "open"}),
         )
         .await;
     assert_eq!(made["id"], 4);
@@ -114,7 +114,7 @@ async fn a_generated_get_post_and_delete_reach_the_forge() {
     let refused = server
         .call(
             "forgejo_issue_create_milestone",
-            json!({"owner": "acme", "repo": "widgets", "body": {"titel": "v2"}}),
+            json!({"owner": "acme", "repo": "widgets", "titel": "v2"}),
         )
         .await
         .unwrap();

@@ -2,8 +2,10 @@
 //! request line, arguments, annotations and a description written from the spec's facts.
 //!
 //! Arguments: path and query parameters become top-level arguments (names made of letters,
-//! digits and `_`: `user-id` becomes `user_id`); the JSON body is the `body` argument, sent as
-//! the whole body (`in: payload`); multipart files are base64 text (`in: file`) and other form
+//! digits and `_`: `user-id` becomes `user_id`); the fields of a JSON body that is an object of
+//! named fields become top-level arguments too (`in: body`, each sent under its own name), so a
+//! call gives `{title, key}` rather than `{body: {title, key}}`; any other JSON body (an array,
+//! a map, text) is the `body` argument, sent as the whole body (`in: payload`); multipart files are base64 text (`in: file`) and other form
 //! fields `in: form`. Header parameters are not exposed. A repeated-form array (`collectionFormat:
 //! multi`) is exploded (`name={arg*}`); other arrays are joined with commas.
 
@@ -68,6 +70,8 @@ pub struct GeneratedTool {
 #[derive(Debug, Clone)]
 pub struct GeneratedArg {
     pub name: String,
+    /// The name it is sent under, when it is not `name` (a body field whose name was taken).
+    pub field: Option<String>,
     pub description: String,
     pub location: Location,
     /// Whether the spec requires it (path arguments always are).
@@ -80,6 +84,8 @@ pub struct GeneratedArg {
 pub enum Location {
     Path,
     Query,
+    /// One field of a JSON body.
+    Body,
     /// The whole body.
     Payload,
     Form,
@@ -91,6 +97,7 @@ impl Location {
     pub fn declared(self) -> Option<&'static str> {
         match self {
             Location::Path | Location::Query => None,
+            Location::Body => Some("body"),
             Location::Payload => Some("payload"),
             Location::Form => Some("form"),
             Location::File => Some("file"),
@@ -261,6 +268,7 @@ fn tool(
         ));
         facts.query.push(describe_param(&arg, p));
         args.push(GeneratedArg {
+            field: None,
             description: query_description(p, explode),
             location: Location::Query,
             required: p.required,
@@ -275,31 +283,57 @@ fn tool(
     let mut has_body = false;
     if let Some(p) = params.iter().find(|p| p.location == "body") {
         has_body = true;
-        let arg = names.claim("body", "payload");
         let shape = schema::body(p.schema.as_ref().unwrap_or(&json!({})), &spec.definitions)?;
-        let what = match p.schema.as_ref().and_then(schema::definition_name) {
-            Some(def) => format!("a `{def}` object"),
-            None if shape.get("type") == Some(&json!("string")) => "text".to_owned(),
-            None => format!(
-                "{} JSON",
-                shape.get("type").and_then(Value::as_str).unwrap_or("any")
-            ),
-        };
-        facts.body = Some(format!(
-            "`{arg}`: {what}{}",
-            if p.required { " (required)" } else { "" }
-        ));
-        args.push(GeneratedArg {
-            description: if what == "text" {
-                "The request body, sent as text.".to_owned()
-            } else {
-                format!("The JSON request body: {what}.")
-            },
-            location: Location::Payload,
-            required: p.required,
-            shape: Shape::Schema(shape),
-            name: arg,
-        });
+        match schema::fields(&shape) {
+            Some(fields) => {
+                let mut named = Vec::new();
+                for (field, schema, required) in fields {
+                    let arg = names.claim(field, "body");
+                    // A field the schema requires is required whenever there is a body, and a
+                    // write's body always is (the spec marks few bodies required).
+                    named.push(match required {
+                        true => format!("`{arg}` (required)"),
+                        false => format!("`{arg}`"),
+                    });
+                    args.push(GeneratedArg {
+                        description: "A field of the JSON body.".to_owned(),
+                        field: (arg != field).then(|| field.to_owned()),
+                        location: Location::Body,
+                        required,
+                        shape: Shape::Schema(schema.clone()),
+                        name: arg,
+                    });
+                }
+                facts.body = Some(format!("the JSON fields {}", named.join(", ")));
+            }
+            None => {
+                let arg = names.claim("body", "payload");
+                let what = match p.schema.as_ref().and_then(schema::definition_name) {
+                    Some(def) => format!("a `{def}` object"),
+                    None if shape.get("type") == Some(&json!("string")) => "text".to_owned(),
+                    None => format!(
+                        "{} JSON",
+                        shape.get("type").and_then(Value::as_str).unwrap_or("any")
+                    ),
+                };
+                facts.body = Some(format!(
+                    "`{arg}`: {what}{}",
+                    if p.required { " (required)" } else { "" }
+                ));
+                args.push(GeneratedArg {
+                    description: if what == "text" {
+                        "The request body, sent as text.".to_owned()
+                    } else {
+                        format!("The JSON request body: {what}.")
+                    },
+                    field: None,
+                    location: Location::Payload,
+                    required: p.required,
+                    shape: Shape::Schema(shape),
+                    name: arg,
+                });
+            }
+        }
     } else if multipart {
         for p in params.iter().filter(|p| p.location == "formData") {
             has_body = true;
@@ -312,6 +346,7 @@ fn tool(
             });
             args.push(if file {
                 GeneratedArg {
+                    field: None,
                     description: format!(
                         "Content of the file to upload, base64-encoded (multipart file `{}`).",
                         p.name
@@ -323,6 +358,7 @@ fn tool(
                 }
             } else {
                 GeneratedArg {
+                    field: None,
                     description: format!("Multipart form field `{}`.", p.name),
                     location: Location::Form,
                     required: p.required,
@@ -394,6 +430,7 @@ fn path_arg(
     };
     GeneratedArg {
         name: arg,
+        field: None,
         description,
         location: Location::Path,
         required: true,

@@ -21,6 +21,34 @@ pub fn body(schema: &Value, definitions: &IndexMap<String, Value>) -> Result<Val
     clean(schema, definitions, &mut stack)
 }
 
+/// The fields of a cleaned body schema that is an object of named fields, each with its schema
+/// and whether it is required, in the schema's order; `None` for any other body (an array, a
+/// map open to any key, text, an object that names no field).
+pub fn fields(schema: &Value) -> Option<Vec<(&str, &Value, bool)>> {
+    if schema
+        .get("additionalProperties")
+        .is_some_and(Value::is_object)
+    {
+        return None;
+    }
+    let properties = schema.get("properties")?.as_object()?;
+    if properties.is_empty() {
+        return None;
+    }
+    let required = |name: &str| {
+        schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)))
+    };
+    Some(
+        properties
+            .iter()
+            .map(|(name, field)| (name.as_str(), field, required(name)))
+            .collect(),
+    )
+}
+
 /// The name of the definition a schema refers to, when it is a bare `$ref`.
 pub fn definition_name(schema: &Value) -> Option<&str> {
     schema.get("$ref")?.as_str()?.strip_prefix("#/definitions/")

@@ -91,6 +91,9 @@ impl<'a> From<&'a GeneratedTool> for ToolOut<'a> {
                 if let Some(location) = a.location.declared() {
                     m.insert("in".into(), json!(location));
                 }
+                if let Some(field) = &a.field {
+                    m.insert("field".into(), json!(field));
+                }
                 // The engine makes every path argument required.
                 if a.required && a.location != Location::Path {
                     m.insert("required".into(), json!(true));
@@ -149,15 +152,25 @@ pub fn to_index(generated: &Generated) -> String {
             .filter(|a| a.location == Location::Query)
             .map(|a| a.name.as_str())
             .collect();
-        let body = t
+        let fields: Vec<String> = t
             .args
             .iter()
-            .find(|a| a.location == Location::Payload)
-            .map(|a| match &a.shape {
+            .filter(|a| a.location == Location::Body)
+            .map(|a| {
+                let sent = a.field.as_deref().unwrap_or(&a.name);
+                match a.required {
+                    true => sent.to_owned(),
+                    false => format!("{sent}?"),
+                }
+            })
+            .collect();
+        let body = match t.args.iter().find(|a| a.location == Location::Payload) {
+            Some(a) => match &a.shape {
                 Shape::Schema(schema) => body_fields(schema),
                 Shape::Keys(_) => "*".to_owned(),
-            })
-            .unwrap_or_default();
+            },
+            None => sorted_fields(fields),
+        };
         out.push_str(&format!(
             "{}\t{}\t{}\t{}\t{kind}\t{}\t{body}\n",
             t.method.as_str(),
@@ -180,13 +193,18 @@ fn body_fields(schema: &Value) -> String {
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut fields: Vec<String> = properties
+    let fields: Vec<String> = properties
         .keys()
         .map(|k| match required.contains(&k.as_str()) {
             true => k.clone(),
             false => format!("{k}?"),
         })
         .collect();
+    sorted_fields(fields)
+}
+
+/// Fields required first, then the optional ones (`name?`), each group in its order.
+fn sorted_fields(mut fields: Vec<String>) -> String {
     fields.sort_by_key(|f| f.ends_with('?'));
     fields.join(",")
 }
