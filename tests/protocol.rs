@@ -248,7 +248,11 @@ async fn each_kind_of_refusal_says_what_was_wrong() {
         ),
         (
             "forgejo://nowhere/at/all",
-            "no resource matches `forgejo://nowhere/at/all`; resources/templates/list shows the URI templates served",
+            "no resource matches `forgejo://nowhere/at/all`; the nearest URI templates: forgejo://repo/{owner}/{repo}, ",
+        ),
+        (
+            "forgejo://repo/acme/widgets/lable/3",
+            "no resource matches `forgejo://repo/acme/widgets/lable/3`; the nearest URI templates: forgejo://repo/{owner}/{repo}/label/{id}, ",
         ),
         (
             "forgejo://repo/acme/widgets/labels?sort=name",

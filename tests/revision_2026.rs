@@ -336,7 +336,7 @@ fn list_tools_shows_what_a_client_is_offered() {
 
 #[tokio::test]
 async fn hints_fit_the_error() {
-    // A tool's bad arguments point to its schema; a read's bad URI to the templates.
+    // A tool's bad arguments point to its schema; a read's bad URI to its template.
     let forge = FakeForge::standard().await;
     let server = Launch::new(&forge).start().await;
     let tool = server
@@ -350,12 +350,17 @@ async fn hints_fit_the_error() {
         text.contains("describe_tools") && !text.contains("resources/templates/list"),
         "{text}"
     );
+    // A bad URI names its template, and the tool that finds a tool reading the same: both
+    // reachable through read_resource, where resources/templates/list is not.
     let read = server
         .read("forgejo://repo/acme/widgets/label/abc")
         .await
         .unwrap_err();
     assert!(
-        read.message.contains("resources/templates/list"),
+        read.message
+            .contains("forgejo://repo/{owner}/{repo}/label/{id}")
+            && read.message.contains("search_tools")
+            && !read.message.contains("resources/templates/list"),
         "{}",
         read.message
     );

@@ -81,8 +81,8 @@ pub enum Error {
 pub enum Invalid {
     #[error("invalid URI `{}`: {why}", echo(.uri))]
     Uri { uri: String, why: UriError },
-    #[error("no resource matches `{}`; resources/templates/list shows the URI templates served", echo(.0))]
-    NoResource(String),
+    #[error("no resource matches `{}`; the nearest URI templates: {nearest}", echo(.uri))]
+    NoResource { uri: String, nearest: String },
     #[error("resource `{resource}` is not offered here: {why}")]
     Withheld { resource: String, why: String },
     #[error("`{name}`: {why}")]
@@ -93,11 +93,12 @@ pub enum Invalid {
         template: String,
         accepted: String,
     },
-    #[error("`{name}` {why}; got `{value}`")]
+    #[error("`{name}` {why}; got `{value}` (template {template})")]
     Variable {
         name: String,
         why: Violation,
         value: String,
+        template: String,
     },
     #[error("cannot build the upstream request: {0}")]
     Request(ExpandError),

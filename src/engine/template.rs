@@ -156,6 +156,16 @@ impl UriTemplate {
             .any(|s| matches!(s, Segment::Rest(v) if v == var))
     }
 
+    /// The segments of the path, a variable as `{name}` and a rest as `{+name}`:
+    /// `["repo", "{owner}", "{repo}", "contents", "{+path}"]`.
+    pub fn path_segments(&self) -> Vec<String> {
+        self.route()
+            .trim_start_matches('/')
+            .split('/')
+            .map(|s| s.replacen("{*", "{+", 1))
+            .collect()
+    }
+
     /// The matchit route of the path: `/repo/{owner}/{repo}/contents/{*path}`.
     pub fn route(&self) -> String {
         let mut route = String::new();
