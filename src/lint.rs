@@ -18,6 +18,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::catalog::path;
 use crate::catalog::swagger::{PathItem, Spec};
 use crate::config::ManifestArgs;
 use crate::engine::Catalog;
@@ -178,7 +179,7 @@ fn check(spec: &Spec, request: &RequestTemplate, added: &[&str], pos: Pos, out: 
 /// The spec path `ours` is an instance of, preferring the one with the most literal segments
 /// (`/issues/comments/{id}` over `/issues/{index}/{x}`).
 fn best_match<'s>(spec: &'s Spec, ours: &str) -> Option<(&'s str, &'s PathItem)> {
-    let our_segments: Vec<String> = ours.split('/').map(sample).collect();
+    let our_segments: Vec<String> = ours.split('/').map(path::sample).collect();
     spec.paths
         .iter()
         .filter_map(|(path, item)| {
@@ -188,7 +189,7 @@ fn best_match<'s>(spec: &'s Spec, ours: &str) -> Option<(&'s str, &'s PathItem)>
             }
             let mut literal = 0;
             for (t, o) in theirs.iter().zip(&our_segments) {
-                if !segment_matches(t, o) {
+                if !path::segment_matches(t, o) {
                     return None;
                 }
                 if !t.contains('{') {
@@ -199,38 +200,6 @@ fn best_match<'s>(spec: &'s Spec, ours: &str) -> Option<(&'s str, &'s PathItem)>
         })
         .max_by_key(|(literal, _, _)| *literal)
         .map(|(_, path, item)| (path, item))
-}
-
-/// One of our segments with each placeholder replaced by a sample value.
-fn sample(segment: &str) -> String {
-    let mut out = String::new();
-    let mut rest = segment;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
-        out.push('\u{1}');
-        rest = &rest[close..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Whether a spec segment (literal text and `{name}` placeholders) matches our sampled one; a
-/// placeholder matches one or more characters.
-fn segment_matches(spec: &str, ours: &str) -> bool {
-    match spec.find('{') {
-        None => spec == ours,
-        Some(open) => {
-            let Some(literal) = ours.strip_prefix(&spec[..open]) else {
-                return false;
-            };
-            let close = spec[open..].find('}').map_or(spec.len(), |c| open + c + 1);
-            let after = &spec[close..];
-            (1..=literal.len())
-                .filter(|&i| literal.is_char_boundary(i))
-                .any(|i| segment_matches(after, &literal[i..]))
-        }
-    }
 }
 
 /// Prints the findings and returns the exit code they call for.
@@ -261,26 +230,5 @@ fn report(diagnostics: &[Diagnostic], format: Format, files: &[String]) -> ExitC
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn segments_match_with_placeholders() {
-        let cases = [
-            ("comments", "comments", true),
-            ("{id}", "\u{1}", true),
-            ("{id}", "comments", true),
-            ("{index}.{diffType}", "\u{1}.diff", true),
-            ("{index}.{diffType}", "\u{1}", false),
-            ("labels", "lables", false),
-        ];
-        for (spec, ours, expected) in cases {
-            assert_eq!(segment_matches(spec, ours), expected, "{spec} {ours:?}");
-        }
-        assert_eq!(sample("{sha}.{kind}"), "\u{1}.\u{1}");
     }
 }

@@ -373,6 +373,36 @@ fn age(path: &Path, by: Duration) {
         .unwrap();
 }
 
+/// With the instance's own spec, a curated tool whose operation the spec lacks is not offered,
+/// and says why; one the spec has is.
+#[tokio::test(flavor = "multi_thread")]
+async fn catalog_from_instance_offers_no_curated_tool_the_instance_lacks() {
+    let cache = tempfile::tempdir().unwrap();
+    let forge = FakeForge::standard().await;
+    forge.document("/swagger.v1.json", MINI);
+    let server = Launch::new(&forge)
+        .full()
+        .arg("--catalog-from-instance")
+        .arg("--cache-dir")
+        .arg(&cache.path().display().to_string())
+        .spawn()
+        .await;
+    let tools = server.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(!names.contains(&"get_action_job_logs"), "{names:?}");
+    // The mini spec has the milestones of a repository.
+    assert!(names.contains(&"list_repo_milestones"), "{names:?}");
+    let described = server
+        .call_ok("describe_tools", json!({"names": ["get_action_job_logs"]}))
+        .await;
+    let why = described["unknown"][0]["why"].as_str().unwrap();
+    assert!(
+        why.contains("has no GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"),
+        "{why}"
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
     let cache = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! The commit and combined-status resources, and the statuses tool.
+//! The commit and combined-status resources, and the statuses tools.
 
 use serde_json::json;
 
@@ -149,6 +149,42 @@ async fn an_unknown_sha_has_state_unknown() {
     assert_eq!(status["sha"], SHA_UNKNOWN);
     assert_eq!(status["statuses"], json!([]));
     server.stop().await;
+}
+
+/// "Is CI green?" is answered by the combined `state` beside the page of statuses, which a
+/// tight budget shrinks without losing the state; a ref nothing reported on is `unknown`.
+#[tokio::test]
+async fn the_combined_status_tool_keeps_the_combined_state() {
+    let forge = FakeForge::standard().await;
+    let server = Launch::new(&forge).start().await;
+    let ask = |sha: &str, limit: u64| json!({"owner": "acme", "repo": "widgets", "ref": sha, "limit": limit});
+    let whole = server.call_ok("get_combined_status", ask(SHA, 30)).await;
+    assert_eq!(whole["state"], "success");
+    assert_eq!(whole["sha"], SHA);
+    assert_eq!(whole["items"].as_array().unwrap().len(), 30);
+    assert_eq!(whole["total_count"], 35);
+    let one = server.call_ok("get_combined_status", ask(SHA, 1)).await;
+    assert_eq!(
+        (&one["state"], one["items"].as_array().unwrap().len()),
+        (&json!("success"), 1)
+    );
+    let nothing = server
+        .call_ok("get_combined_status", ask(SHA_UNKNOWN, 30))
+        .await;
+    assert_eq!(nothing["state"], "unknown");
+    assert_eq!(nothing["items"], json!([]));
+    server.stop().await;
+
+    let small = Launch::new(&forge)
+        .arg("--max-answer-bytes")
+        .arg("4096")
+        .start()
+        .await;
+    let cut = small.call_ok("get_combined_status", ask(SHA, 30)).await;
+    assert_eq!(cut["state"], "success");
+    assert!(cut["items"].as_array().unwrap().len() < 30, "{cut}");
+    assert!(serde_json::to_string(&cut).unwrap().len() <= 4096);
+    small.stop().await;
 }
 
 #[tokio::test]

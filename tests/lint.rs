@@ -415,16 +415,55 @@ fn the_shipped_manifests_match_the_forgejo_spec() {
         &spec,
     );
     let findings: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
-    // Job logs are a Gitea endpoint Forgejo 15 does not have; everything else is in its spec.
+    // The tools that say which forges have their endpoint (`needs:`, Gitea's job logs and a
+    // run's jobs) are the only ones Forgejo 15's spec lacks.
     let messages: Vec<&str> = findings
         .iter()
         .map(|f| f["message"].as_str().unwrap())
         .collect();
-    assert_eq!(messages.len(), 1, "{messages:#?}");
-    assert!(
-        messages[0].contains("/actions/jobs/{job_id}/logs"),
-        "{messages:#?}"
-    );
+    let needing = needing_tools();
+    assert_eq!(messages.len(), needing.len(), "{messages:#?}");
+    for (_, line) in &needing {
+        assert!(
+            messages.iter().any(|m| m.contains(line.as_str())),
+            "{line}: {messages:#?}"
+        );
+    }
+}
+
+/// The curated tools that declare which forges have their endpoint, with their request line.
+fn needing_tools() -> Vec<(String, String)> {
+    let catalog = forgelens::service::compile(&forgelens::manifest::Sources::builtin()).unwrap();
+    catalog
+        .tools()
+        .iter()
+        .filter(|t| t.needs.is_some())
+        .map(|t| (t.name.clone(), t.endpoint_line()))
+        .collect()
+}
+
+/// The same, without the spec: the operations of Forgejo 15 the shipped index lists
+/// (catalog/api-index.tsv) cover every curated tool's but those that say which forges have it.
+#[test]
+fn every_curated_tool_but_those_with_needs_is_a_forgejo_operation() {
+    use forgelens::catalog::path;
+    let catalog = forgelens::service::compile(&forgelens::manifest::Sources::builtin()).unwrap();
+    let known = forgelens::catalog::known::builtin();
+    let absent: Vec<String> = catalog
+        .tools()
+        .iter()
+        .filter(|t| {
+            t.method().is_some_and(|m| {
+                !known
+                    .iter()
+                    .any(|op| op.method == m && path::covers(&op.path, &t.path_pattern()))
+            })
+        })
+        .map(|t| t.name.clone())
+        .collect();
+    let needing: Vec<String> = needing_tools().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(absent, needing);
+    assert!(needing.contains(&"get_action_job_logs".to_owned()));
 }
 
 #[test]

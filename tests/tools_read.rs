@@ -758,3 +758,33 @@ async fn names_with_slashes_reach_the_right_path() {
     );
     server.stop().await;
 }
+
+/// A tool whose endpoint only some forges have says so when the forge answers 404: the forge
+/// may lack the endpoint, whatever the id.
+#[tokio::test]
+async fn a_404_from_an_endpoint_some_forges_lack_says_so() {
+    let forge = tool_world::forge().await;
+    let server = Launch::new(&forge).start().await;
+    let result = server
+        .call(
+            "get_action_job_logs",
+            json!({"owner": "acme", "repo": "widgets", "job_id": 999}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = crate::support::result_text(&result);
+    assert!(
+        text.contains("only some forges have this endpoint: Gitea 1.24 or later"),
+        "{text}"
+    );
+    let other = server
+        .call(
+            "get_issue",
+            json!({"owner": "acme", "repo": "widgets", "index": 999}),
+        )
+        .await
+        .unwrap();
+    assert!(!crate::support::result_text(&other).contains("only some forges"));
+    server.stop().await;
+}

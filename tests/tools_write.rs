@@ -136,6 +136,63 @@ async fn add_and_remove_issue_labels() {
     server.stop().await;
 }
 
+/// A label name the repository does not have: the forge drops it and answers success, so the
+/// call is an error naming it, its nearest label, the labels there are (the repository's and
+/// its organization's) and what the issue carries after all.
+#[tokio::test]
+async fn an_unknown_label_name_is_an_error_naming_the_known_ones() {
+    use crate::support::fake_forge::Reply;
+    let forge = tool_world::forge().await;
+    let label = |name: &str| json!({"id": 1, "name": name, "color": "ee0701"});
+    for method in ["POST", "PUT"] {
+        forge.route(
+            method,
+            "/repos/acme/widgets/issues/13/labels",
+            Reply::Json(json!([label("kind/bug")])),
+        );
+    }
+    forge.route(
+        "GET",
+        "/repos/acme/widgets/labels",
+        Reply::Whole(vec![label("kind/bug"), label("priority/high")]),
+    );
+    forge.route(
+        "GET",
+        "/orgs/acme/labels",
+        Reply::Whole(vec![label("org/wide")]),
+    );
+    let server = server(&forge).await;
+    for tool in ["add_issue_labels", "replace_issue_labels"] {
+        let result = server
+            .call(
+                tool,
+                json!({"owner": "acme", "repo": "widgets", "index": 13, "labels": ["kind/bug", "priorty/high"]}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(true), "{tool}");
+        let text = crate::support::result_text(&result);
+        for said in [
+            "`priorty/high` (did you mean `priority/high`?) is not a label of the repository",
+            "The ones there are: `kind/bug`, `priority/high`, `org/wide`.",
+            "the answer holds `kind/bug`",
+        ] {
+            assert!(text.contains(said), "{tool}: {said:?} in {text}");
+        }
+    }
+    // All known: the plain answer, and no request beyond the write.
+    forge.clear_log();
+    let out = server
+        .call_ok(
+            "add_issue_labels",
+            json!({"owner": "acme", "repo": "widgets", "index": 13, "labels": ["kind/bug"]}),
+        )
+        .await;
+    assert_eq!(out, json!({"labels": ["kind/bug"]}));
+    assert_eq!(forge.requests().len(), 1);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn create_edit_and_delete_a_label() {
     let forge = tool_world::forge().await;

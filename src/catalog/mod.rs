@@ -19,6 +19,7 @@ pub mod instance;
 pub mod known;
 pub mod naming;
 pub mod overrides;
+pub mod path;
 pub mod schema;
 pub mod swagger;
 pub mod title;

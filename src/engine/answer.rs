@@ -35,8 +35,8 @@ impl Expected {
     }
 }
 
-/// The items of a list answer: the array at `from` (the body itself when there is none). An
-/// answer without it is an unexpected response for `request`, answered with `status` (`hint`
+/// The items of a list answer: the array at `from` (the body itself when there is none), none
+/// when an object's `from` is null. An answer without it is an unexpected response for `request`, answered with `status` (`hint`
 /// ends the message), or the caller's mistake when the endpoint says why (`not_a_list`: a
 /// file where a directory was asked for), since "no items" would hide either.
 pub(crate) fn list_items<'a>(
@@ -53,6 +53,9 @@ pub(crate) fn list_items<'a>(
     };
     match (found, not_a_list) {
         (Some(Value::Array(items)), _) => Ok(items),
+        // An object whose list is null is the forge's empty list (Go writes a nil slice so: a
+        // combined status with nothing reported has `"statuses": null`).
+        (Some(Value::Null), _) if from.is_some() && body.is_object() => Ok(&[]),
         (_, Some(why)) => Err(Invalid::WrongTarget(why.to_owned()).into()),
         (found, None) => Err(unexpected(Expected::List, found, request, status, hint)),
     }

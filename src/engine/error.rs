@@ -126,6 +126,16 @@ pub enum Invalid {
     },
     #[error("missing required argument `{0}`")]
     MissingArgument(String),
+    #[error(
+        "argument `{arg}`: {missing} is not {what}, so the forge left it out.{there} The call went through without it: the answer holds {held}"
+    )]
+    Unconfirmed {
+        arg: String,
+        missing: String,
+        what: String,
+        there: String,
+        held: String,
+    },
     #[error("argument `{name}` is given twice (once as `{alias}`); give it once")]
     ArgumentTwice { name: String, alias: String },
     #[error("argument `{name}` {why}")]

@@ -89,6 +89,10 @@ pub struct Tool {
     pub annotations: Annotations,
     /// How the answer is read.
     pub(crate) accept: Accept,
+    /// What the answer must hold of an argument (see [`Confirm`]).
+    pub(crate) confirm: Option<Confirm>,
+    /// Which forges have the endpoint, when not every one does.
+    pub needs: Option<String>,
     /// The meta-tool that runs this tool when `tools/list` does not show it.
     pub via: Option<&'static str>,
     /// From a generated catalog rather than `tools.yaml`.
@@ -122,6 +126,38 @@ pub(crate) struct ToolList {
     pub page_only: bool,
     /// Why an answer that is not a list is the caller's mistake, when the manifest says.
     pub not_a_list: Option<String>,
+    /// Fields of the whole answer shown beside the items, and their JSON Schema (an object's,
+    /// as text, built like the item schema).
+    pub beside: Option<(Projection, Box<str>)>,
+}
+
+/// That every value of an argument is in the answer: a forge that drops what it does not know
+/// (a label name on an issue) would otherwise answer a success that did less than asked.
+#[derive(Debug)]
+pub(crate) struct Confirm {
+    pub arg: String,
+    /// Where the answer holds the values.
+    pub found: JsonPath,
+    /// What each value must be, in words.
+    pub what: String,
+    /// GETs over the tool's arguments whose answers hold the values there are (at the path).
+    pub known: Vec<(RequestTemplate, JsonPath)>,
+}
+
+/// The values of a confirmed argument the answer does not hold, and those it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unconfirmed {
+    pub missing: Vec<String>,
+    pub held: Vec<String>,
+}
+
+/// The strings at `path` in `value`.
+fn strings_at(path: &JsonPath, value: &Value) -> Vec<String> {
+    path.query(value)
+        .all()
+        .into_iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// What a tool's answers are about, for the repository allow-list (what its requests reach,
@@ -289,18 +325,33 @@ impl Tool {
             serde_json::from_str(&self.item_schema).expect("the compiler wrote this JSON")
         };
         let schema = match (list, method) {
-            (Some(_), _) => json!({
-                "type": "object",
-                "properties": {
-                    "page": {"type": "integer"},
-                    "limit": {"type": "integer"},
-                    "total_count": {"type": "integer", "description": "Only when the forge reports it."},
-                    "has_more": {"type": "boolean"},
-                    "next_page": {"type": "integer"},
-                    "items": {"type": "array", "items": item()},
-                },
-                "required": ["page", "limit", "has_more", "items"],
-            }),
+            (Some(list), _) => {
+                let mut envelope = json!({
+                    "type": "object",
+                    "properties": {
+                        "page": {"type": "integer"},
+                        "limit": {"type": "integer"},
+                        "total_count": {"type": "integer", "description": "Only when the forge reports it."},
+                        "has_more": {"type": "boolean"},
+                        "next_page": {"type": "integer"},
+                        "items": {"type": "array", "items": item()},
+                    },
+                    "required": ["page", "limit", "has_more", "items"],
+                });
+                if let Some((_, schema)) = &list.beside {
+                    let beside: Value =
+                        serde_json::from_str(schema).expect("the compiler wrote this JSON");
+                    if let Some(Value::Object(fields)) = beside.get("properties") {
+                        let properties = envelope["properties"]
+                            .as_object_mut()
+                            .expect("the envelope literal has properties");
+                        for (name, field) in fields {
+                            properties.insert(name.clone(), field.clone());
+                        }
+                    }
+                }
+                envelope
+            }
             (None, Some(Method::Get)) => item(),
             (None, _) => return None,
         };
@@ -406,6 +457,41 @@ impl Tool {
     /// reach anything, so a repository allow-list holds it to the listed repositories' paths.
     pub fn unshaped(&self) -> bool {
         self.generated || self.endpoint.request.method.fixed().is_none()
+    }
+
+    /// `error` as this tool's caller should read it: a 404 from a tool whose endpoint only
+    /// some forges have may mean the forge lacks it, not that the thing asked for is missing.
+    pub fn explain(&self, error: ForgeError) -> ForgeError {
+        match (error, &self.needs) {
+            (
+                ForgeError::Status {
+                    status: 404,
+                    request,
+                    message,
+                    retry_after,
+                },
+                Some(needs),
+            ) => ForgeError::Status {
+                status: 404,
+                request,
+                message: format!(
+                    "{message} (only some forges have this endpoint: {needs}; any other answers 404 to it, whatever the arguments)"
+                ),
+                retry_after,
+            },
+            (error, _) => error,
+        }
+    }
+
+    /// The path of the upstream request, its placeholders as the manifest names them.
+    pub fn path_pattern(&self) -> String {
+        self.endpoint.request.path_pattern()
+    }
+
+    /// The upstream request as `METHOD /path` (placeholders as the manifest names them).
+    pub fn endpoint_line(&self) -> String {
+        let line = self.endpoint.request.as_str();
+        line.split('?').next().unwrap_or(line).to_owned()
     }
 
     /// The method of the upstream call (`None` when the caller chooses it).
@@ -587,6 +673,94 @@ fn form_part(arg: &Arg, value: &Value) -> Result<FormPart, Error> {
 }
 
 impl Call<'_> {
+    /// The values of the confirmed argument that `answer` (the forge's, before projection)
+    /// does not hold; `None` when the tool confirms nothing or the answer holds them all.
+    pub fn unconfirmed(&self, answer: &Value) -> Option<Unconfirmed> {
+        let confirm = self.tool.confirm.as_ref()?;
+        let given: Vec<String> = match self.args.get(&confirm.arg)? {
+            Value::Array(values) => values
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            Value::String(value) => vec![value.clone()],
+            _ => Vec::new(),
+        };
+        let held = strings_at(&confirm.found, answer);
+        let missing: Vec<String> = given.into_iter().filter(|v| !held.contains(v)).collect();
+        (!missing.is_empty()).then_some(Unconfirmed { missing, held })
+    }
+
+    /// The requests whose answers hold the values the confirmed argument may take, to name
+    /// them when some were not found.
+    pub fn known_requests(&self) -> Vec<Result<Request, Error>> {
+        let Some(confirm) = &self.tool.confirm else {
+            return Vec::new();
+        };
+        confirm
+            .known
+            .iter()
+            .map(|(line, _)| {
+                line.expand(&self.args)
+                    .map_err(|e| Invalid::ArgumentRequest(e).into())
+            })
+            .collect()
+    }
+
+    /// The error for values the answer did not hold: each named with the nearest of the
+    /// values there are (read from `known`, the answers of [`Call::known_requests`] in order,
+    /// `None` where one could not be read), those values, and what the call did all the same.
+    pub fn unconfirmed_error(&self, unconfirmed: Unconfirmed, known: &[Option<Value>]) -> Error {
+        let confirm = self
+            .tool
+            .confirm
+            .as_ref()
+            .expect("only a confirming tool finds values unconfirmed");
+        let mut there: Vec<String> = Vec::new();
+        for (answer, (_, path)) in known.iter().zip(&confirm.known) {
+            if let Some(answer) = answer {
+                for value in strings_at(path, answer) {
+                    if !there.contains(&value) {
+                        there.push(value);
+                    }
+                }
+            }
+        }
+        let known = there;
+        let quoted = |values: &[String]| {
+            values
+                .iter()
+                .map(|v| format!("`{}`", super::error::echo(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let missing = unconfirmed
+            .missing
+            .iter()
+            .map(|m| {
+                let near =
+                    crate::manifest::diagnostic::did_you_mean(m, known.iter().map(String::as_str));
+                format!("`{}`{near}", super::error::echo(m))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let there = match known.is_empty() {
+            true => String::new(),
+            false => format!(" The ones there are: {}.", quoted(&known)),
+        };
+        let held = match unconfirmed.held.is_empty() {
+            true => "nothing".to_owned(),
+            false => quoted(&unconfirmed.held),
+        };
+        Invalid::Unconfirmed {
+            arg: confirm.arg.clone(),
+            missing,
+            what: confirm.what.clone(),
+            there,
+            held,
+        }
+        .into()
+    }
+
     /// The upstream request of the call.
     pub fn request(&self) -> Result<Request, Error> {
         let mut request = self
@@ -710,10 +884,12 @@ impl Call<'_> {
             },
             instance: &serving.instance,
         };
+        let unconfirmed = self.unconfirmed(&body);
         let projected = |value: Value, shape: Projecting| CallProjected {
             value,
             shape,
             withheld_text: None,
+            unconfirmed: unconfirmed.clone(),
         };
         if let (Some(list), Some(page)) = (&self.tool.list, self.page) {
             let items: Vec<&Value> = answer::list_items(
@@ -751,7 +927,11 @@ impl Call<'_> {
                         .apply(&Context::item(i, &self.args).at(&serving.instance))
                 })
                 .collect();
-            let mut value = json!({ "items": items });
+            let mut value = match list.beside.as_ref().map(|(b, _)| b.apply(&ctx)) {
+                Some(Value::Object(beside)) => Value::Object(beside),
+                _ => json!({}),
+            };
+            value["items"] = Value::Array(items);
             policy::clean(&mut value, Rendering::Plain, &serving.instance);
             let rest = bound::Window {
                 items: Vec::new(),
@@ -843,6 +1023,7 @@ impl Call<'_> {
             value,
             shape,
             withheld_text,
+            ..
         } = projected;
         match shape {
             Projecting::List {
@@ -850,17 +1031,18 @@ impl Call<'_> {
                 page,
                 left_out,
             } => {
-                let items = match value {
+                // What is not the items is the fields shown beside them.
+                let (items, beside) = match value {
                     Value::Object(mut map) => match map.remove("items") {
-                        Some(Value::Array(items)) => items,
-                        _ => Vec::new(),
+                        Some(Value::Array(items)) => (items, map),
+                        _ => (Vec::new(), map),
                     },
-                    _ => Vec::new(),
+                    _ => (Vec::new(), Map::new()),
                 };
                 let go_on = GoOn::Call {
                     mention: self.tool.mention(),
                 };
-                let mut out = list_page(window, items, page, budget, go_on);
+                let mut out = list_page(window, items, page, budget, go_on, beside);
                 if left_out > 0 {
                     out.insert(
                         "left_out".into(),
@@ -943,6 +1125,9 @@ pub struct CallProjected {
     shape: Projecting,
     /// The notice shown instead of a text, when lockdown withheld it.
     pub withheld_text: Option<String>,
+    /// Values of the confirmed argument the answer did not hold: the call's result is then an
+    /// error ([`Call::unconfirmed_error`]).
+    pub unconfirmed: Option<Unconfirmed>,
 }
 
 impl CallProjected {

@@ -487,6 +487,36 @@ pub struct ToolDef {
     pub annotations: Option<AnnotationsDef>,
     /// How the answer is read (default: JSON).
     pub accept: Option<AcceptDef>,
+    /// That the answer holds every value of an argument: a forge that drops a value it does
+    /// not know (a label name) is then an error naming it.
+    pub confirm: Option<Spanned<ConfirmDef>>,
+    /// Which forges have the endpoint, when not every one does ("Gitea 1.24 or later"): said
+    /// in search results and in the 404 an older or other forge answers.
+    pub needs: Option<String>,
+}
+
+/// What a tool's answer must hold of one argument, and where the values there are come from.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfirmDef {
+    /// The argument (a string or an array of strings) whose every value the answer must hold.
+    pub arg: Spanned<String>,
+    /// A JSONPath to the values the answer holds.
+    #[serde(rename = "in")]
+    pub found: Spanned<String>,
+    /// What each value must be, in words: "a label of the repository or its organization".
+    pub what: String,
+    /// Where the values there are can be read, to name them and the nearest: each a GET
+    /// request line over the tool's arguments, and a JSONPath to the values in its answer.
+    #[serde(default)]
+    pub known: Vec<KnownDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownDef {
+    pub fetch: Spanned<String>,
+    pub value: Spanned<String>,
 }
 
 /// One string, or a list of two.
@@ -528,6 +558,9 @@ pub struct ToolListDef {
     /// (a file's path given to a directory listing): the call is then refused as invalid
     /// params with these words, instead of an "unexpected response".
     pub not_a_list: Option<Spanned<String>>,
+    /// Fields of the whole answer shown beside the page's items (a combined status's `state`
+    /// beside its statuses): a projection over the answer, as `project` is over an item.
+    pub beside: Option<Projection>,
 }
 
 /// One tool argument: a rule reference or an inline JSON-Schema-like type. Written as a

@@ -219,6 +219,9 @@ impl Service {
                         "inputSchema": tool.input_schema(form),
                     });
                     annotate(&mut entry, tool.annotations, complete);
+                    if let Some(needs) = &tool.needs {
+                        entry["needs"] = json!(needs);
+                    }
                     if complete {
                         entry["title"] = json!(tool.title);
                         entry["toolset"] = json!(tool.toolset);
@@ -267,6 +270,9 @@ fn tool_row(tool: &engine::Tool) -> Map<String, Value> {
     row.insert("read_only".into(), json!(tool.annotations.read_only));
     row.insert("destructive".into(), json!(tool.annotations.destructive));
     row.insert("arguments".into(), json!(tool.signature()));
+    if let Some(needs) = &tool.needs {
+        row.insert("needs".into(), json!(needs));
+    }
     if let Some(via) = tool.via {
         row.insert("call_with".into(), json!(via));
     }

@@ -462,9 +462,24 @@ impl Service {
             .forge
             .send(&request, token)
             .await
-            .map_err(engine::Error::from)?;
+            .map_err(|e| engine::Error::from(tool.explain(e)))?;
         let serving = &self.serving;
         let mut projected = call.project(response, serving)?;
+        if let Some(unconfirmed) = projected.unconfirmed.take() {
+            // Read what the values may be, to name them; what cannot be read (an owner that
+            // is no organization has no organization labels) is left out.
+            let mut known = Vec::new();
+            for request in call.known_requests() {
+                known.push(match request {
+                    Ok(request) => match self.forge.send(&request, token).await {
+                        Ok(response) => Some(response.body.into_json()),
+                        Err(_) => None,
+                    },
+                    Err(_) => None,
+                });
+            }
+            return Err(call.unconfirmed_error(unconfirmed, &known).into());
+        }
         if let (Some(lockdown), false) = (&self.lockdown, reveal) {
             let held = match tool.unshaped() {
                 true => Held::Unshaped,

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use super::StartError;
-use crate::config::Config;
+use crate::catalog::path;
+use crate::config::{CatalogSource, Config};
 use crate::engine::Catalog;
 use crate::forge::Method;
 use crate::manifest::diagnostic::did_you_mean;
@@ -51,6 +52,27 @@ pub(super) fn filter_tools(
             named.join(", ")
         )));
     }
+    // A catalog from the instance's own spec tells what its API has: a curated tool whose
+    // operation the spec lacks (a newer forge's, or the other forge's) is not offered.
+    let instance_ops: Option<Vec<(Method, String)>> = match config.catalog {
+        Some(CatalogSource::Instance { .. }) => Some(
+            catalog
+                .tools()
+                .iter()
+                .filter(|t| t.generated)
+                .filter_map(|t| Some((t.method()?, t.path_pattern())))
+                .collect(),
+        ),
+        _ => None,
+    };
+    let lacks = |tool: &crate::engine::Tool| match (&instance_ops, tool.method()) {
+        (Some(ops), Some(method)) if !tool.generated => {
+            let ours = tool.path_pattern();
+            !ops.iter()
+                .any(|(m, path)| *m == method && path::covers(path, &ours))
+        }
+        _ => false,
+    };
     let mut withheld = HashMap::new();
     for tool in catalog.tools() {
         // A read-only POST (rendering) still sends a POST, which read-only mode never does.
@@ -78,6 +100,11 @@ pub(super) fn filter_tools(
             ))
         } else if config.disabled_tools.contains(&tool.name) {
             Some("it is disabled by the configuration".to_owned())
+        } else if lacks(tool) {
+            Some(format!(
+                "the instance's API (its /swagger.v1.json) has no {}",
+                tool.endpoint_line()
+            ))
         } else {
             None
         };

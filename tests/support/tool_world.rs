@@ -352,6 +352,13 @@ pub fn populate(forge: &FakeForge) {
     );
     r(&format!("{w}/actions/runs/3"), Reply::Json(run));
     r(
+        &format!("{w}/actions/runs/3/jobs"),
+        paged_object(
+            json!({"total_count": 1, "jobs": [tool_fixture("action_job.json")]}),
+            "jobs",
+        ),
+    );
+    r(
         &format!("{w}/actions/tasks"),
         paged_object(
             json!({"total_count": 1, "workflow_runs": [tool_fixture("action_task.json")]}),

@@ -94,6 +94,10 @@ pub(crate) enum Kind {
     FileNotString { name: String },
     #[error("argument `{name}` has neither `rule` nor `type`")]
     UntypedArgument { name: String },
+    #[error("tool `{tool}`: `confirm` names `{arg}`, which is not an argument of text values")]
+    ConfirmArgument { tool: String, arg: String },
+    #[error("tool `{tool}`: `confirm.known` reads the values there are, with a GET")]
+    ConfirmNotGet { tool: String },
     #[error(
         "alias `{alias}` of argument `{name}` is taken: another argument (or its alias) has it, or forgelens adds it (`page`, `limit`, `sudo`)"
     )]
@@ -337,7 +341,9 @@ impl Kind {
             | RuleAndType { .. }
             | OptionalPathArgument { .. }
             | FileNotString { .. }
-            | AliasTaken { .. } => checks::BAD_ARGUMENT,
+            | AliasTaken { .. }
+            | ConfirmArgument { .. }
+            | ConfirmNotGet { .. } => checks::BAD_ARGUMENT,
             DuplicateTool { .. } => checks::DUPLICATE_TOOL,
             DuplicateTemplate { .. } => checks::DUPLICATE_TEMPLATE,
             RouteConflict { .. } => checks::ROUTE_CONFLICT,
@@ -590,6 +596,16 @@ mod tests {
                 none(),
                 tool("size: {type: integer, description: S., aliases: [Size]}, count: {type: integer, description: C., aliases: [Size]}"),
                 Kind::AliasTaken { name: name("size"), alias: name("Size") },
+            ),
+            (
+                none(),
+                "      - {name: make_thing, title: M, description: Makes., call: 'POST /things/{owner}', args: {owner: {rule: name}, size: {type: integer, description: S.}}, confirm: {arg: size, in: '$[*].name', what: a size}}\n".to_owned(),
+                Kind::ConfirmArgument { tool: name("make_thing"), arg: name("size") },
+            ),
+            (
+                none(),
+                "      - {name: make_thing, title: M, description: Makes., call: 'POST /things/{owner}', args: {owner: {rule: name}, tags: {type: array, items: {type: string}, description: T.}}, confirm: {arg: tags, in: '$[*].name', what: a tag, known: [{fetch: 'POST /tags/{owner}', value: '$[*].name'}]}}\n".to_owned(),
+                Kind::ConfirmNotGet { tool: name("make_thing") },
             ),
             (
                 none(),

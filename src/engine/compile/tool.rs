@@ -18,7 +18,7 @@ use crate::engine::policy::marks::Marked;
 use crate::engine::project::{FieldType, Projection};
 use crate::engine::request::RequestTemplate;
 use crate::engine::schema::{Check, Schema};
-use crate::engine::tool::{Annotations, Arg, SUDO, Scope, Tool, ToolList, summary_of};
+use crate::engine::tool::{Annotations, Arg, Confirm, SUDO, Scope, Tool, ToolList, summary_of};
 use crate::forge::{Accept, Method};
 use crate::manifest::raw::{self, AcceptDef, ArgLocation};
 use crate::manifest::{FileId, Pos};
@@ -78,9 +78,24 @@ impl Compiler {
         let local_types = self.field_type_table(&def.field_types);
         let item_schema = project
             .as_ref()
-            .and_then(|p| self.item_schema(def, p, &local_types));
+            .and_then(|p| self.item_schema(def, def.project.as_ref(), p, &local_types));
+        // Fields of the whole answer beside a list's items, typed like the items' fields.
+        let beside_def = def.list.as_ref().and_then(|l| l.value.beside.as_ref());
+        let beside = beside_def.and_then(|raw| {
+            let projection = self.projection(file, raw, &[], &arg_names)?;
+            let schema = self.item_schema(def, Some(raw), &projection, &local_types)?;
+            Some((projection, schema.into_boxed_str()))
+        });
+        if beside_def.is_some() && beside.is_none() {
+            return None;
+        }
+        let list = list.map(|l| ToolList { beside, ..l });
         let secrets = self.secrets(file, &def.secrets);
         let scope = self.tool_scope(def);
+        let confirm = match &def.confirm {
+            Some(c) => self.confirm(def, c, &args, &arg_names),
+            None => None,
+        };
         let call = call?;
         let annotations = self.annotations(def, &call, &args);
         if self.findings.len() != before {
@@ -94,7 +109,11 @@ impl Compiler {
             Some(_) => {
                 let at = if list.is_some() { "items[]." } else { "" };
                 let text_mark = text.as_ref().and_then(|t| t.untrusted.as_ref());
-                Marked::new(vec![(at.to_owned(), project.marks())], text_mark)
+                let beside = list.as_ref().and_then(|l| l.beside.as_ref());
+                let parts = std::iter::once((at.to_owned(), project.marks()))
+                    .chain(beside.map(|(b, _)| (String::new(), b.marks())))
+                    .collect();
+                Marked::new(parts, text_mark)
             }
         };
         Some(Tool {
@@ -123,8 +142,60 @@ impl Compiler {
                 Some(AcceptDef::Binary) => Accept::Binary,
                 Some(AcceptDef::Any) => Accept::Any,
             },
+            confirm,
+            needs: def.needs.clone(),
             via: None,
             generated: false,
+        })
+    }
+
+    /// A tool's `confirm`: an argument of text values, a path to them in the answer, and a GET
+    /// over the tool's arguments that reads the values there are.
+    fn confirm(
+        &mut self,
+        def: &raw::ToolDef,
+        c: &Spanned<raw::ConfirmDef>,
+        args: &[Arg],
+        arg_names: &[&str],
+    ) -> Option<Confirm> {
+        let file = FileId::Tools;
+        let arg = &c.value.arg;
+        let texts = args.iter().find(|a| a.name == arg.value).is_some_and(|a| {
+            let schema = a.check.schema();
+            let text = |s: &Map<String, Value>| s.get("type") == Some(&json!("string"));
+            text(&schema)
+                || schema
+                    .get("items")
+                    .and_then(Value::as_object)
+                    .is_some_and(text)
+        });
+        if !texts {
+            let kind = Kind::ConfirmArgument {
+                tool: def.name.value.clone(),
+                arg: arg.value.clone(),
+            };
+            self.raise(Pos::of(file, arg), kind);
+            return None;
+        }
+        let found = self.json_path(file, &c.value.found)?;
+        let mut known = Vec::new();
+        for k in &c.value.known {
+            let line = self.request(file, &k.fetch)?;
+            self.placeholders(file, &k.fetch, &line, arg_names, &def.name.value);
+            if !line.method.is_get() {
+                let kind = Kind::ConfirmNotGet {
+                    tool: def.name.value.clone(),
+                };
+                self.raise(Pos::of(file, &k.fetch), kind);
+                return None;
+            }
+            known.push((line, self.json_path(file, &k.value)?));
+        }
+        Some(Confirm {
+            arg: arg.value.clone(),
+            found,
+            what: c.value.what.clone(),
+            known,
         })
     }
 
@@ -322,9 +393,11 @@ impl Compiler {
 
     /// The schema of one result (or list item) of tool `name`: `local` types first, then the
     /// manifest's.
+    /// The JSON Schema text of what `project` (written as `raw`) makes of one answer or item.
     fn item_schema(
         &mut self,
         def: &raw::ToolDef,
+        raw: Option<&raw::Projection>,
         project: &Projection,
         local: &HashMap<String, FieldType>,
     ) -> Option<String> {
@@ -346,7 +419,7 @@ impl Compiler {
                 for e in errors {
                     // At the top-level field the error is about (nested fields are inside it).
                     let top = e.field.split('.').next().unwrap_or_default();
-                    let pos = match def.project.as_ref().and_then(|p| p.get(top)) {
+                    let pos = match raw.and_then(|p| p.get(top)) {
                         Some(field) => Pos::of(FileId::Tools, field),
                         None => Pos::of(FileId::Tools, &def.name),
                     };
@@ -422,6 +495,7 @@ impl Compiler {
             window: def.value.window,
             page_only: def.value.page_only,
             not_a_list: def.value.not_a_list.as_ref().map(|m| m.value.clone()),
+            beside: None,
         })
     }
 

@@ -69,16 +69,22 @@ pub(crate) enum GoOn<'a> {
     Call { mention: String },
 }
 
-/// A list page's envelope: its projected `items` fitted to `budget` ([`Fitted`]), `page`,
-/// `limit`, `total_count`, `has_more`, `next_page`, and how to go on.
+/// A list page's envelope: the fields shown `beside` the items first, then its projected
+/// `items` fitted to what `budget` leaves ([`Fitted`]), `page`, `limit`, `total_count`,
+/// `has_more`, `next_page`, and how to go on.
 pub(crate) fn list_page(
     window: Window<()>,
     items: Vec<Value>,
     page: PageRequest,
     budget: usize,
     go_on: GoOn,
+    beside: Map<String, Value>,
 ) -> Map<String, Value> {
-    let fitted = Fitted::new(window, items, page, room(budget, 0));
+    let taken = match beside.is_empty() {
+        true => 0,
+        false => bound::json_size(&Value::Object(beside.clone())),
+    };
+    let fitted = Fitted::new(window, items, page, room(budget, taken));
     let (page, total, has_more, cut, shown) = (
         fitted.page,
         fitted.total,
@@ -118,7 +124,10 @@ pub(crate) fn list_page(
         }
         GoOn::Read { .. } | GoOn::Call { .. } => {}
     }
-    out
+    match beside.is_empty() {
+        true => out,
+        false => beside.into_iter().chain(out).collect(),
+    }
 }
 
 /// `value` fitted to `budget` bytes by [`bound::fit`], saying what was cut.

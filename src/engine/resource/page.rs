@@ -87,7 +87,7 @@ impl Read<'_> {
             mention: self.catalog.mention(tool),
             filters,
         };
-        let out = list_page(window, items, page, budget, go_on);
+        let out = list_page(window, items, page, budget, go_on, Map::new());
         Value::Object(out)
     }
 }
