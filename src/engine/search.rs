@@ -1,13 +1,18 @@
 //! Ranking tools for a task described in words (`search_tools`).
 //!
-//! Each tool is a small document: the words of its name, title, toolset, summary, the rest of
-//! its description and its argument names, each field weighted by how much it says about what
-//! the tool does. A query is cut into words, stripped of function words, stemmed the same way,
-//! and widened with the manifest's synonyms (`search.synonyms` in `tools.yaml`: what people say
-//! → the words the tools use), then scored with BM25. The exact spelling of a name word counts a
-//! little extra, so that "issues" leans to the list and "issue 12" to the single one. Generated
-//! tools rank a little below curated ones that match as well, since the curated ones are
-//! shaped for agents.
+//! Each tool (and each operation of the forge's API no tool serves) is a small document: the
+//! words of its name, title, toolset, summary, the rest of its description, its argument names
+//! and its keywords, each field weighted by how much it says about what the tool does. A query
+//! is cut into words, stripped of function words, stemmed the same way, and widened with
+//! `search.yaml`'s synonyms (what people say → the words the tools use). Its terms are what it
+//! names: a word that only asks for something to be done (`show`, `add`, `delete`) is no term,
+//! unless some tool acts on it (`merge`, `review`), and neither is a number. What is asked to
+//! be done is scored apart, against each tool's verb and whether it reads, changes or removes;
+//! so are where the thing lives (`search.scopes`: an organization, your account, the site
+//! administrator's, against the tool's path), a thing named by its number (a tool whose path
+//! takes one), and a thing named only in the singular (a tool that gets one). The words of a
+//! tool's name the query does not mention cost part of their worth. Generated tools rank a
+//! little below curated ones that match as well, since the curated ones are shaped for agents.
 //!
 //! ```
 //! use forgelens::engine::search::stem;
@@ -50,29 +55,49 @@ pub struct Weights {
     pub disagrees: f32,
     /// A generated tool's score, against a curated one's.
     pub generated: f32,
+    /// A query that names a thing by its number (`#12`, `run 1182`): a tool that takes one
+    /// thing's number, or one that does not.
+    pub numbered: f32,
+    pub unnumbered: f32,
+    /// A query that asks neither to read nor to change ("deploy keys of acme/api"): a tool
+    /// that reads, since such a query names what it wants to see.
+    pub unasked_read: f32,
+    /// A query that says where the thing lives (`org-wide`, `my`, `admin`): a tool whose path
+    /// is there, or one whose path is elsewhere.
+    pub scoped: f32,
+    pub unscoped: f32,
+    /// A query that names its things only in the singular and asks to read ("the MIT license
+    /// template"): a tool that gets one thing.
+    pub singular: f32,
 }
 
 impl Default for Weights {
-    /// Chosen by a random search (`cargo bench --bench search -- --tune`), scored by hits at
-    /// rank one and within the top five on evaluation phrasings the keywords did not hold yet
-    /// (docs/performance.md, "Finding a tool").
+    /// Chosen by hill climbing (`cargo bench --bench search -- --tune N --climb --on …`) on
+    /// evaluation phrasings already used for tuning (final6, api_dev, final3, final), never on
+    /// the set measured blind after them (docs/performance.md, "Finding a tool").
     fn default() -> Weights {
         Weights {
-            name: 2.4,
+            name: 2.28,
             title: 3.0,
             toolset: 0.3,
-            summary: 1.5,
-            detail: 0.5,
-            argument: 0.6,
-            keywords: 1.5,
-            pair: 2.5,
-            expansion: 1.2,
-            unnamed: 0.1,
-            verb_asked: 5.0,
-            verb_other: -1.4,
-            agrees: 2.9,
-            disagrees: -2.5,
+            summary: 1.83,
+            detail: 0.1,
+            argument: 1.6,
+            keywords: 1.27,
+            pair: 4.24,
+            expansion: 0.38,
+            unnamed: 0.73,
+            verb_asked: 3.4,
+            verb_other: -0.9,
+            agrees: 2.87,
+            disagrees: -2.9,
             generated: 1.0,
+            numbered: 4.0,
+            unnumbered: -0.5,
+            unasked_read: 1.0,
+            scoped: 1.0,
+            unscoped: -1.0,
+            singular: 1.0,
         }
     }
 }
@@ -279,6 +304,8 @@ pub struct Words {
     pub verbs: Vec<(String, Vec<String>)>,
     /// The verbs of tools that list things (they go with `verbs`).
     pub lists: Vec<String>,
+    /// The start of a request path → the words that say a thing lives there.
+    pub scopes: Vec<(String, Vec<String>)>,
 }
 
 impl Words {
@@ -296,6 +323,9 @@ impl Words {
         if self.verbs.is_empty() {
             self.verbs = other.verbs;
             self.lists = other.lists;
+        }
+        if self.scopes.is_empty() {
+            self.scopes = other.scopes;
         }
         for (word, means) in other.synonyms {
             if !self.synonyms.iter().any(|(w, _)| *w == word) {
@@ -316,6 +346,7 @@ impl Words {
         .with_intents(&self.reading, &self.changing, &self.deleting)
         .with_verbs(self.verbs.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
         .with_lists(&self.lists)
+        .with_scopes(&self.scopes)
     }
 }
 
@@ -333,6 +364,14 @@ pub struct Vocabulary {
     verbs: Vec<(String, Vec<Vec<String>>)>,
     /// The verbs of tools that list (asked for by a plural).
     lists: Vec<String>,
+    /// The start of a request path → the stem sequences that say a thing lives there.
+    scopes: Vec<(String, Vec<Vec<String>>)>,
+    /// The words that only ask for something to be done (`show`, `add`, `delete`) and name
+    /// nothing a tool acts on: never a term. Set by the index, which knows the tools.
+    intent_only: Option<std::collections::HashSet<String>>,
+    /// Every word the tools' texts have, stemmed (set by the index): a word outside it may be
+    /// a slip of an intent word.
+    known: std::collections::HashSet<String>,
 }
 
 /// What a query asks for: its weighted terms, and whether it asks to change something (`Some
@@ -347,6 +386,10 @@ struct Query {
     stems: Vec<String>,
     /// Whether it names things in the plural ("open issues"), which asks for a list.
     plural: bool,
+    /// Whether it names one thing by its number (`#12`, `issue 12`).
+    number: bool,
+    /// The path starts of where it says the thing lives.
+    scopes: Vec<String>,
 }
 
 /// How many times the stem sequences of `keys` occur in `stems`.
@@ -391,6 +434,53 @@ fn stems_of(texts: &[String]) -> Vec<String> {
 }
 
 impl Vocabulary {
+    /// Every word or phrase that asks for something to be done: to read, change or remove, or
+    /// for a tool verb.
+    fn intent_phrases(&self) -> impl Iterator<Item = &Vec<String>> {
+        self.reading
+            .iter()
+            .chain(&self.changing)
+            .chain(&self.deleting)
+            .chain(self.verbs.iter().flat_map(|(_, asked)| asked))
+    }
+
+    /// The one-word intents and verb words (`show`, `add`, `list`).
+    fn intent_words(&self) -> Vec<String> {
+        self.intent_phrases()
+            .filter(|p| p.len() == 1)
+            .map(|p| p[0].clone())
+            .chain(self.verbs.iter().map(|(verb, _)| verb.clone()))
+            .collect()
+    }
+
+    /// Whether a phrase is one that asks for something to be done (`pull up`, `get rid of`).
+    fn asks(&self, phrase: &[String]) -> bool {
+        self.intent_phrases().any(|p| p == phrase)
+    }
+
+    /// `stem`, or the word that asks for something to be done it is one slip from ("asign")
+    /// when it is no word any tool has.
+    fn corrected(&self, stem: String) -> String {
+        if stem.len() < MIN_MISSPELT || self.known.contains(&stem) {
+            return stem;
+        }
+        let intents = self.intent_words();
+        match intents.iter().find(|i| *i == &stem || one_slip(&stem, i)) {
+            Some(intent) => intent.clone(),
+            None => stem,
+        }
+    }
+
+    /// Whether a stem says what a tool acts on: not a number, and not only a word that asks
+    /// for something to be done.
+    fn is_content(&self, stem: &str) -> bool {
+        !stem.bytes().all(|b| b.is_ascii_digit())
+            && self
+                .intent_only
+                .as_ref()
+                .is_none_or(|intents| !intents.contains(stem))
+    }
+
     /// From the manifest's `search.synonyms` (a word or phrase → the words it stands for) and
     /// `search.shapes` (a kind of token → the words it stands for).
     pub fn new<'a>(
@@ -441,6 +531,25 @@ impl Vocabulary {
         self
     }
 
+    /// With where things live: a path start → the words that say a thing lives there.
+    pub fn with_scopes(mut self, scopes: &[(String, Vec<String>)]) -> Vocabulary {
+        self.scopes = scopes
+            .iter()
+            .map(|(path, words)| (path.clone(), words.iter().map(|w| phrase(w)).collect()))
+            .collect();
+        self
+    }
+
+    /// The path starts whose words the query says, judged on its stems and its terms.
+    fn scopes_of(&self, stems: &[String], terms: &[(String, f32)]) -> Vec<String> {
+        let terms: Vec<String> = terms.iter().map(|(t, _)| t.clone()).collect();
+        self.scopes
+            .iter()
+            .filter(|(_, words)| occurrences(words, stems) + occurrences(words, &terms) > 0)
+            .map(|(path, _)| path.clone())
+            .collect()
+    }
+
     /// With the words that ask for each tool verb (`list` ← which, all, any…).
     pub fn with_verbs<'a>(
         mut self,
@@ -466,6 +575,11 @@ impl Vocabulary {
         };
         // A path's or a sha's own words would only match by accident.
         let mut plain = Vec::new();
+        let number = query.split_whitespace().any(|token| {
+            let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
+            let digits = t.strip_prefix('#').unwrap_or(t);
+            !digits.is_empty() && digits.len() < 10 && digits.bytes().all(|b| b.is_ascii_digit())
+        });
         for token in query.split_whitespace() {
             match Shape::of(token) {
                 Some(shape) => {
@@ -479,8 +593,11 @@ impl Vocabulary {
             }
         }
         let raw: Vec<String> = words(&plain.join(" ")).collect();
-        let stems: Vec<String> = raw.iter().map(|w| stem(w)).collect();
+        let stems: Vec<String> = raw.iter().map(|w| self.corrected(stem(w))).collect();
         let mut covered = vec![false; stems.len()];
+        // A phrase that names a thing ("pull request", "merge request") asks for nothing to be
+        // done, whatever its words would ask alone.
+        let mut named = vec![false; stems.len()];
         for (key, means) in &self.synonyms {
             for start in 0..stems.len() {
                 let end = start + key.len();
@@ -489,6 +606,9 @@ impl Vocabulary {
                     && !covered[start..end].iter().any(|&c| c)
                 {
                     covered[start..end].iter_mut().for_each(|c| *c = true);
+                    if key.len() > 1 && !self.asks(key) {
+                        named[start..end].iter_mut().for_each(|n| *n = true);
+                    }
                     for m in means {
                         add(m.clone(), expansion, &mut terms);
                     }
@@ -502,17 +622,19 @@ impl Vocabulary {
             }
             add(stemmed.clone(), 1.0, &mut terms);
         }
+        terms.retain(|(term, _)| self.is_content(term));
         // What the query asks to be done: a verb in its past form describes rather than asks
         // ("the closed tickets", "what has acme published").
         let stems: Vec<String> = raw
             .iter()
             .zip(stems)
-            .map(
-                |(word, stemmed)| match word.ends_with("ed") && *word != stemmed {
+            .zip(named)
+            .map(|((word, stemmed), named)| {
+                match named || (word.ends_with("ed") && *word != stemmed) {
                     true => String::new(),
                     false => stemmed,
-                },
-            )
+                }
+            })
             .collect();
         // "without deleting it" asks for no removal.
         let negated = |at: usize| at > 0 && NEGATIONS.contains(&stems[at - 1].as_str());
@@ -548,9 +670,12 @@ impl Vocabulary {
                 }
             }
         };
+        let scopes = self.scopes_of(&stems, &terms);
         Query {
             terms,
             changes,
+            number,
+            scopes,
             deletes: changes == Some(true) && removes_first,
             plural: raw
                 .iter()
@@ -570,6 +695,10 @@ struct Doc {
     read_only: bool,
     /// Whether it removes something (sends DELETE).
     deletes: bool,
+    /// Whether its path takes one thing's number (an index or an id).
+    numbered: bool,
+    /// Its request's path (`/repos/{}/{}/issues`), which says where what it acts on lives.
+    path: String,
     /// The first word of the tool's name (its action), stemmed.
     verb: String,
     /// The other words of its name (what it acts on), stemmed.
@@ -599,6 +728,9 @@ pub struct SearchIndex {
     /// How many documents hold each term.
     frequency: HashMap<String, u32>,
     vocabulary: Vocabulary,
+    /// Every word that names what some entry acts on: such a word in a query names a thing,
+    /// even where some tool's name begins with it ("push mirrors", not `mirror_sync_repo`).
+    objects: std::collections::HashSet<String>,
 }
 
 /// One ranked entry: its position among the indexed entries, and its score.
@@ -627,8 +759,22 @@ pub struct Entry<'a> {
     pub read_only: bool,
     /// Whether it removes something (sends DELETE).
     pub deletes: bool,
+    /// Whether its path takes one thing's number (see [`numbered`]).
+    pub numbered: bool,
+    /// Its request's path.
+    pub path: String,
     /// Generated rather than curated (an operation without a tool is generated too).
     pub generated: bool,
+}
+
+/// Whether a request path takes one thing's number: a placeholder named `index`, `id`, or
+/// ending in `id` (`run_id`, `attachment_id`).
+pub fn numbered(path: &str) -> bool {
+    path.split('{').skip(1).any(|rest| {
+        let name = rest.split('}').next().unwrap_or_default();
+        let name = name.trim_start_matches('+').to_ascii_lowercase();
+        name == "index" || name.ends_with("id")
+    })
 }
 
 impl<'a> Entry<'a> {
@@ -648,6 +794,8 @@ impl<'a> Entry<'a> {
             keywords: &tool.keywords,
             read_only: tool.annotations.read_only,
             deletes: tool.method() == Some(Method::Delete),
+            numbered: numbered(&tool.path_pattern()),
+            path: tool.path_pattern(),
             generated: tool.generated,
         }
     }
@@ -665,24 +813,40 @@ impl SearchIndex {
         vocabulary: Vocabulary,
         weights: Weights,
     ) -> SearchIndex {
-        let entries = entries.into_iter();
-        let mut docs = Vec::with_capacity(entries.size_hint().0);
+        let entries: Vec<Entry<'a>> = entries.into_iter().collect();
+        let named: Vec<(String, Vec<String>)> = entries
+            .iter()
+            .map(|entry| {
+                let mut name = words(entry.name)
+                    .filter(|w| !is_stop_word(w))
+                    .map(|w| stem(&w));
+                let verb = name.next().unwrap_or_default();
+                (verb, name.collect())
+            })
+            .collect();
+        // What a query asks be done is scored apart (see `score`): as a term, "show" or "add"
+        // would weigh by how rare it is, which says nothing about what the tool acts on. A
+        // word that also names what some tool acts on ("merge", "run", "review") stays one.
+        let objects: std::collections::HashSet<String> = named
+            .iter()
+            .flat_map(|(_, object)| object.iter().cloned())
+            .collect();
+        let mut vocabulary = vocabulary;
+        vocabulary.intent_only = Some(
+            vocabulary
+                .intent_words()
+                .into_iter()
+                .filter(|w| !objects.contains(w))
+                .collect(),
+        );
+        let mut docs = Vec::with_capacity(entries.len());
         let mut frequency: HashMap<String, u32> = HashMap::new();
-        for entry in entries {
-            let mut name = words(entry.name)
-                .filter(|w| !is_stop_word(w))
-                .map(|w| stem(&w));
-            let verb = name.next().unwrap_or_default();
-            let object: Vec<String> = name.collect();
+        for (entry, (verb, object)) in entries.iter().zip(named) {
             let mut terms: HashMap<String, f32> = HashMap::new();
-            // The verb is scored apart (see `search`): as a term, "list" or "add" would weigh
-            // by how rare it is, which says nothing about what the tool acts on. A verb of its
-            // own ("transfer", "merge") is also a word of what the tool does.
-            let common = vocabulary.verbs.iter().any(|(v, _)| *v == verb);
             let mut put = |text: &str, weight: f32| {
                 for w in words(text) {
                     let stemmed = stem(&w);
-                    if stemmed != verb || !common {
+                    if vocabulary.is_content(&stemmed) {
                         let best = terms.entry(stemmed).or_default();
                         *best = best.max(weight);
                     }
@@ -715,16 +879,20 @@ impl SearchIndex {
                 generated: entry.generated,
                 read_only: entry.read_only,
                 deletes: entry.deletes,
+                numbered: entry.numbered,
+                path: entry.path.clone(),
                 verb,
                 object,
                 pairs,
             });
         }
+        vocabulary.known = frequency.keys().cloned().collect();
         SearchIndex {
             weights,
             docs,
             frequency,
             vocabulary,
+            objects,
         }
     }
 
@@ -735,14 +903,42 @@ impl SearchIndex {
     /// (so `get_pull_request_diff` needs the diff mentioned to beat `get_pull_request`); a verb
     /// the query asks for, and reading or changing as the query asks, add to it.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let asked = self.ask(query);
+        let mut hits: Vec<Hit> = self
+            .docs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, doc)| {
+                let score = self.score(doc, &asked, &mut None)?;
+                Some(Hit { entry: i, score })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.cmp(&b.entry)));
+        hits.truncate(limit);
+        hits
+    }
+
+    /// How entry `entry` scores for `query`, part by part (for the evaluation's `--explain`).
+    pub fn explain(&self, query: &str, entry: usize) -> Vec<(String, f32)> {
+        let asked = self.ask(query);
+        let mut parts = Some(Vec::new());
+        let total = self.score(&self.docs[entry], &asked, &mut parts);
+        let mut parts = parts.unwrap_or_default();
+        parts.push(("total".to_owned(), total.unwrap_or(f32::NAN)));
+        parts
+    }
+
+    /// What a query asks, read once for every entry.
+    fn ask(&self, query: &str) -> Asked {
         let Query {
             mut terms,
             changes,
             deletes,
             stems,
             plural,
+            number,
+            scopes,
         } = self.vocabulary.read(query, self.weights.expansion);
-        let w = &self.weights;
         // A word no tool has, one slip away from words tools have ("isue", "brnach"): those.
         let unknown: Vec<(String, f32)> = terms
             .iter()
@@ -758,89 +954,164 @@ impl SearchIndex {
         }
         // The verbs the query asks for, where it first asks for each: the first one is what
         // the query is about ("merge #40 and delete the branch" merges).
-        let mut asked: Vec<(usize, &str)> = self
+        let mut verbs: Vec<(usize, String)> = self
             .vocabulary
             .verbs
             .iter()
             .filter_map(|(verb, words)| {
-                first_occurrence(words, &stems).map(|at| (at, verb.as_str()))
+                first_occurrence(words, &stems).map(|at| (at, verb.clone()))
             })
             .chain(
                 stems
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| self.docs.iter().any(|d| &d.verb == *s))
-                    .map(|(at, s)| (at, s.as_str())),
+                    .filter(|(_, s)| {
+                        !self.objects.contains(s.as_str())
+                            && self.docs.iter().any(|d| !d.generated && &d.verb == *s)
+                    })
+                    .map(|(at, s)| (at, s.clone())),
             )
             .collect();
         // Things named in the plural, and nothing asked of them but to be shown: a list of
         // them ("show me the open tickets").
-        if plural && changes != Some(true) && asked.iter().all(|(_, verb)| *verb == GET) {
-            let at = asked.first().map_or(0, |(at, _)| *at);
-            asked.extend(self.vocabulary.lists.iter().map(|l| (at, l.as_str())));
+        if plural && changes != Some(true) && verbs.iter().all(|(_, verb)| verb == GET) {
+            let at = verbs.first().map_or(0, |(at, _)| *at);
+            verbs.clear();
+            verbs.extend(self.vocabulary.lists.iter().map(|l| (at, l.clone())));
         }
-        asked.sort();
-        let first = asked.first().map(|(at, _)| *at);
-        let query_pairs = pairs_of(query);
-        let n = self.docs.len() as f32;
-        let idf = |term: &str| {
-            let df = self.frequency.get(term).copied().unwrap_or(0) as f32;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        };
-        let mut hits: Vec<Hit> = self
-            .docs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, doc)| {
-                let verb_asked = asked
-                    .iter()
-                    .find(|(_, v)| *v == doc.verb)
-                    .map(|(at, _)| Some(*at) == first);
-                let mut score: f32 = terms
-                    .iter()
-                    .filter_map(|(term, weight)| {
-                        doc.terms.get(term).map(|field| weight * field * idf(term))
-                    })
-                    .sum();
-                score += w.pair
-                    * query_pairs
-                        .iter()
-                        .filter(|pair| doc.pairs.contains(*pair))
-                        .count() as f32;
-                if score <= 0.0 && verb_asked.is_none() {
-                    return None;
-                }
-                score -= w.unnamed
-                    * doc
-                        .object
-                        .iter()
-                        .filter(|o| !terms.iter().any(|(t, _)| t == *o))
-                        .map(|o| idf(o))
-                        .sum::<f32>();
-                score += match verb_asked {
-                    Some(true) => w.verb_asked,
-                    Some(false) => w.verb_asked * LATER_VERB,
-                    None if asked.is_empty() => 0.0,
-                    None => w.verb_other,
-                };
-                // Reading, changing and removing are three intents: a removal asked for is not
-                // an edit, nor an addition a removal.
-                score += match changes {
-                    Some(true) if !doc.read_only && deletes == doc.deletes => w.agrees,
-                    Some(false) if doc.read_only => w.agrees,
-                    Some(_) => w.disagrees,
-                    None => 0.0,
-                };
-                if doc.generated {
-                    score *= w.generated;
-                }
-                Some(Hit { entry: i, score })
-            })
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.cmp(&b.entry)));
-        hits.truncate(limit);
-        hits
+        verbs.sort();
+        Asked {
+            first: verbs.first().map(|(at, _)| *at),
+            verbs,
+            terms,
+            changes,
+            deletes,
+            number,
+            singular: !plural,
+            scopes,
+            pairs: pairs_of(query),
+        }
     }
+
+    fn idf(&self, term: &str) -> f32 {
+        let n = self.docs.len() as f32;
+        let df = self.frequency.get(term).copied().unwrap_or(0) as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// `doc`'s score for what was asked, `None` when it matches nothing; each part is added to
+    /// `parts` when that is given.
+    fn score(
+        &self,
+        doc: &Doc,
+        asked: &Asked,
+        parts: &mut Option<Vec<(String, f32)>>,
+    ) -> Option<f32> {
+        let w = &self.weights;
+        let mut note = |what: String, value: f32| {
+            if let Some(parts) = parts.as_mut()
+                && value != 0.0
+            {
+                parts.push((what, value));
+            }
+            value
+        };
+        let verb_asked = asked
+            .verbs
+            .iter()
+            .find(|(_, v)| *v == doc.verb)
+            .map(|(at, _)| Some(*at) == asked.first);
+        let mut score: f32 = 0.0;
+        for (term, weight) in &asked.terms {
+            if let Some(field) = doc.terms.get(term) {
+                score += note(format!("term {term}"), weight * field * self.idf(term));
+            }
+        }
+        let pairs = asked
+            .pairs
+            .iter()
+            .filter(|pair| doc.pairs.contains(*pair))
+            .count() as f32;
+        score += note("pairs".to_owned(), w.pair * pairs);
+        if score <= 0.0 && verb_asked.is_none() {
+            return None;
+        }
+        let unnamed: f32 = doc
+            .object
+            .iter()
+            .filter(|o| !asked.terms.iter().any(|(t, _)| t == *o))
+            .map(|o| self.idf(o))
+            .sum();
+        score -= note("unnamed".to_owned(), w.unnamed * unnamed);
+        score += note(
+            "verb".to_owned(),
+            match verb_asked {
+                Some(true) => w.verb_asked,
+                Some(false) => w.verb_asked * LATER_VERB,
+                None if asked.verbs.is_empty() => 0.0,
+                None => w.verb_other,
+            },
+        );
+        // Reading, changing and removing are three intents: a removal asked for is not an
+        // edit, nor an addition a removal.
+        score += note(
+            "intent".to_owned(),
+            match asked.changes {
+                Some(true) if !doc.read_only && asked.deletes == doc.deletes => w.agrees,
+                Some(false) if doc.read_only => w.agrees,
+                Some(_) => w.disagrees,
+                None if doc.read_only => w.unasked_read,
+                None => 0.0,
+            },
+        );
+        if asked.singular && asked.changes != Some(true) && doc.verb == GET {
+            score += note("singular".to_owned(), w.singular);
+        }
+        if !asked.scopes.is_empty() {
+            let there = asked
+                .scopes
+                .iter()
+                .any(|p| doc.path.starts_with(p.as_str()));
+            score += note(
+                "scope".to_owned(),
+                match there {
+                    true => w.scoped,
+                    false => w.unscoped,
+                },
+            );
+        }
+        if asked.number {
+            score += note(
+                "number".to_owned(),
+                match doc.numbered {
+                    true => w.numbered,
+                    false => w.unnumbered,
+                },
+            );
+        }
+        if doc.generated {
+            score *= w.generated;
+        }
+        Some(score)
+    }
+}
+
+/// A query as every entry is scored against it.
+struct Asked {
+    terms: Vec<(String, f32)>,
+    changes: Option<bool>,
+    deletes: bool,
+    /// Whether the query names one thing by its number.
+    number: bool,
+    /// Whether it names its things only in the singular.
+    singular: bool,
+    /// The path starts of where the query says the thing lives.
+    scopes: Vec<String>,
+    /// The tool verbs asked for, each where it is first asked, in order.
+    verbs: Vec<(usize, String)>,
+    /// Where the first verb is asked.
+    first: Option<usize>,
+    pairs: Vec<(String, String)>,
 }
 
 #[cfg(test)]
@@ -889,6 +1160,85 @@ mod tests {
         ] {
             assert!(!one_slip(a, b), "{a} / {b}");
         }
+    }
+
+    /// An index over three small tools, with the words that ask for something to be done.
+    fn little_index() -> SearchIndex {
+        let vocabulary = Vocabulary::new([], [])
+            .with_intents(
+                &["show".to_owned()],
+                &["add".to_owned(), "assign".to_owned()],
+                &["delete".to_owned()],
+            )
+            .with_verbs([
+                ("get", &["show".to_owned()][..]),
+                ("add", &["add".to_owned()][..]),
+                ("list", &[][..]),
+            ])
+            .with_lists(&["list".to_owned()])
+            .with_scopes(&[("/orgs/".to_owned(), vec!["org".to_owned()])]);
+        let entry = |name: &'static str, path: &str, read_only: bool| Entry {
+            name,
+            title: name,
+            read_only,
+            numbered: numbered(path),
+            path: path.to_owned(),
+            ..Entry::default()
+        };
+        SearchIndex::new(
+            [
+                entry("get_issue", "/repos/{owner}/{repo}/issues/{index}", true),
+                entry("list_issues", "/repos/{owner}/{repo}/issues", true),
+                entry("add_org_label", "/orgs/{org}/labels", false),
+            ],
+            vocabulary,
+        )
+    }
+
+    #[test]
+    fn words_that_ask_and_numbers_are_no_terms_and_slips_of_them_ask() {
+        let index = little_index();
+        let terms = |q: &str| -> Vec<String> {
+            index
+                .vocabulary
+                .read(q, 1.0)
+                .terms
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect()
+        };
+        assert_eq!(terms("show issue 12"), ["issu"]);
+        // A slip of a word that asks is read as that word: it asks, and is no term.
+        assert_eq!(
+            index.vocabulary.read("asign issue 4", 1.0).changes,
+            Some(true)
+        );
+        assert_eq!(terms("asign issue 4"), ["issu"]);
+        // A number names one thing: the tool that takes one comes first.
+        let first = |q: &str| index.search(q, 3)[0].entry;
+        assert_eq!(first("show issue 12"), 0);
+        assert_eq!(first("show the issues"), 1);
+        // Where the thing lives decides between tools that match alike.
+        let org = index.explain("add an org label", 2);
+        assert!(
+            org.iter().any(|(part, v)| part == "scope" && *v > 0.0),
+            "{org:?}"
+        );
+    }
+
+    #[test]
+    fn a_phrase_that_names_a_thing_asks_for_nothing() {
+        let pr = ["pull request".to_owned()];
+        let vocabulary = Vocabulary::new([("pull request", &pr[..])], []).with_intents(
+            &[],
+            &["request".to_owned()],
+            &[],
+        );
+        assert_eq!(
+            vocabulary.read("the pull request of acme", 1.0).changes,
+            None
+        );
+        assert_eq!(vocabulary.read("request a review", 1.0).changes, Some(true));
     }
 
     #[test]

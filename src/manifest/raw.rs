@@ -165,6 +165,10 @@ pub struct SearchDef {
     /// The verbs of tools that list things: what a query in the plural asks for.
     #[serde(default)]
     pub lists: Vec<String>,
+    /// Where a query says the thing lives → the start of the forge's paths that hold it there
+    /// (`/orgs/: [org, organization]`).
+    #[serde(default)]
+    pub scopes: IndexMap<String, Vec<String>>,
 }
 
 /// Words (or phrases) that tell a request to read from one to change something.

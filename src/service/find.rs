@@ -101,6 +101,7 @@ impl Finder {
                 name: &op.title.text,
                 title: &op.title.text,
                 toolset: &op.toolset,
+                summary: &op.name,
                 detail: &op.path,
                 args: op
                     .query
@@ -110,6 +111,8 @@ impl Finder {
                     .collect(),
                 read_only: op.read_only,
                 deletes: op.method == Method::Delete,
+                numbered: crate::engine::search::numbered(&op.path),
+                path: op.path.clone(),
                 generated: true,
                 ..Entry::default()
             });
@@ -129,6 +132,14 @@ impl Finder {
             .into_iter()
             .map(|hit| (self.found[hit.entry], hit.score))
             .collect()
+    }
+
+    /// How `found` scores for `query`, part by part (for the evaluation).
+    pub fn explain(&self, query: &str, found: Found) -> Vec<(String, f32)> {
+        match self.found.iter().position(|f| *f == found) {
+            Some(entry) => self.index.explain(query, entry),
+            None => Vec::new(),
+        }
     }
 
     pub fn operations(&self) -> &[Operation] {

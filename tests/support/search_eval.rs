@@ -84,6 +84,15 @@ pub fn index(catalog: &Catalog, weights: Weights) -> Finder {
 /// Scores `rank` (a query → what it ranks, best first) on every phrasing of `cases`, each of
 /// whose tools must be one of `catalog`.
 pub fn measure(catalog: &Catalog, cases: &[Case], rank: impl Fn(&str) -> Vec<Ranked>) -> Score {
+    measure_refs(catalog, &cases.iter().collect::<Vec<_>>(), rank)
+}
+
+/// [`measure`] over borrowed phrasings.
+pub fn measure_refs(
+    catalog: &Catalog,
+    cases: &[&Case],
+    rank: impl Fn(&str) -> Vec<Ranked>,
+) -> Score {
     let mut score = Score {
         total: cases.len(),
         ..Score::default()

@@ -262,6 +262,11 @@ impl Compiler {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             lists: search.lists.clone(),
+            scopes: search
+                .scopes
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 }
