@@ -75,6 +75,28 @@ fn search_tools_finds_the_tool_for_a_task_in_words() {
     assert!(score.percent(score.first) >= FIRST, "first: {score:?}");
 }
 
+/// `final7.yaml`, written blind from the tools' names and the API's operations, 73 of its 242
+/// phrasings with no curated tool (found when `forgejo_api_request` is named with the right
+/// method and path), measured once after the ranking was frozen: 95.9% in the top 5, which
+/// meets issue 30's 95%, and 74.0% first, short of its 80% (docs/performance.md says why).
+/// Held here at what it measured, so that a change cannot lower it unseen.
+#[test]
+fn the_whole_api_is_found_from_the_default_surface() {
+    let cases = cases("final7.yaml");
+    assert!(cases.iter().filter(|c| c.tools.is_empty()).count() >= 60);
+    let score = measure(&service(None), &cases);
+    eprintln!(
+        "search_tools on final7.yaml: first {} ({:.1}%), top 5 {} ({:.1}%)",
+        score.first,
+        score.percent(score.first),
+        score.top5,
+        score.percent(score.top5)
+    );
+    assert_eq!(score.total, 242);
+    assert!(score.top5 >= 232, "top 5: {} of 242", score.top5);
+    assert!(score.first >= 179, "first: {} of 242", score.first);
+}
+
 /// What the held-out sets must reach, in percent of their phrasings.
 const FIRST: f64 = 75.0;
 const TOP5: f64 = 95.0;
@@ -173,4 +195,35 @@ fn the_built_in_keywords_are_the_built_in_tools() {
     for tool in catalog.tools() {
         assert!(!tool.keywords.is_empty(), "`{}` has no keywords", tool.name);
     }
+}
+
+/// A task no curated tool does is found as the escape hatch's request, with the body to send;
+/// every hit has a score, and a query nothing fits well says so and names the escape hatch.
+#[test]
+fn an_operation_without_a_tool_is_found_as_the_request_to_send() {
+    let service = service(None);
+    let value = search(
+        &service,
+        json!({"query": "add an ssh key to my account", "limit": 5}),
+    );
+    let hits = value["tools"].as_array().unwrap();
+    assert!(hits.iter().all(|h| h["score"].is_number()), "{value}");
+    let hit = hits
+        .iter()
+        .find(|h| h["request"]["path"] == "user/keys" && h["request"]["method"] == "POST")
+        .unwrap_or_else(|| panic!("{value}"));
+    assert_eq!(hit["name"], "forgejo_api_request");
+    assert_eq!(hit["read_only"], false);
+    let body = hit["request"]["body"].as_str().unwrap();
+    assert!(body.contains("key") && body.contains("title"), "{body}");
+    let weak = search(
+        &service,
+        json!({"query": "configure the frobnicator quantum"}),
+    );
+    let note = weak["note"].as_str().unwrap();
+    assert!(
+        weak["tools"].as_array().unwrap().is_empty() || note.contains("Nothing fits well"),
+        "{weak}"
+    );
+    assert!(note.contains("forgejo_api_request"), "{note}");
 }
