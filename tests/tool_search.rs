@@ -227,3 +227,25 @@ fn an_operation_without_a_tool_is_found_as_the_request_to_send() {
     );
     assert!(note.contains("forgejo_api_request"), "{note}");
 }
+
+/// Every `operations` entry of the built-in search.yaml is an operation of the shipped index
+/// that no curated tool serves (an entry for another would never be read), and every such
+/// operation has keywords.
+#[test]
+fn the_built_in_operation_keywords_are_the_uncovered_operations() {
+    use forgelens::service::find;
+    let catalog = forgelens::service::compile(&Sources::builtin()).unwrap();
+    let served: std::collections::HashSet<String> =
+        catalog.tools().iter().filter_map(find::tool_key).collect();
+    let uncovered: std::collections::HashSet<String> = forgelens::catalog::known::builtin()
+        .iter()
+        .map(|op| find::key(op.method, &op.path))
+        .filter(|k| !served.contains(k))
+        .collect();
+    let described: std::collections::HashSet<String> =
+        catalog.search.operations.keys().cloned().collect();
+    let stray: Vec<&String> = described.difference(&uncovered).collect();
+    let bare: Vec<&String> = uncovered.difference(&described).collect();
+    assert!(stray.is_empty(), "not an uncovered operation: {stray:?}");
+    assert!(bare.is_empty(), "without keywords: {bare:?}");
+}

@@ -80,24 +80,24 @@ impl Default for Weights {
             name: 2.28,
             title: 3.0,
             toolset: 0.3,
-            summary: 1.83,
+            summary: 2.15,
             detail: 0.1,
             argument: 1.6,
             keywords: 1.27,
             pair: 4.24,
-            expansion: 0.38,
+            expansion: 0.41,
             unnamed: 0.73,
             verb_asked: 3.4,
-            verb_other: -0.9,
-            agrees: 2.87,
-            disagrees: -2.9,
+            verb_other: -0.05,
+            agrees: 3.79,
+            disagrees: -1.75,
             generated: 1.0,
-            numbered: 4.0,
-            unnumbered: -0.5,
-            unasked_read: 1.0,
-            scoped: 1.0,
-            unscoped: -1.0,
-            singular: 1.0,
+            numbered: 5.4,
+            unnumbered: -1.63,
+            unasked_read: 1.73,
+            scoped: 1.03,
+            unscoped: -1.55,
+            singular: 2.37,
         }
     }
 }
@@ -306,9 +306,16 @@ pub struct Words {
     pub lists: Vec<String>,
     /// The start of a request path → the words that say a thing lives there.
     pub scopes: Vec<(String, Vec<String>)>,
+    /// An operation's key (`POST /user/keys`, placeholders unnamed) → how people ask for it.
+    pub operations: HashMap<String, Vec<String>>,
 }
 
 impl Words {
+    /// How people ask for the operation `key`, when search.yaml says.
+    pub fn operation_keywords(&self, key: &str) -> &[String] {
+        self.operations.get(key).map_or(&[], Vec::as_slice)
+    }
+
     /// These words, with `other`'s (a generated catalog's) filling what these do not declare:
     /// a part declared here stays as it is, whole; a synonym for a word this lacks is added.
     pub fn or(mut self, other: Words) -> Words {
@@ -535,7 +542,7 @@ impl Vocabulary {
     pub fn with_scopes(mut self, scopes: &[(String, Vec<String>)]) -> Vocabulary {
         self.scopes = scopes
             .iter()
-            .map(|(path, words)| (path.clone(), words.iter().map(|w| phrase(w)).collect()))
+            .map(|(path, words)| (unnamed(path), words.iter().map(|w| phrase(w)).collect()))
             .collect();
         self
     }
@@ -697,7 +704,8 @@ struct Doc {
     deletes: bool,
     /// Whether its path takes one thing's number (an index or an id).
     numbered: bool,
-    /// Its request's path (`/repos/{}/{}/issues`), which says where what it acts on lives.
+    /// Its request's path, placeholders unnamed (`/repos/{}/{}/issues`): where what it acts on
+    /// lives.
     path: String,
     /// The first word of the tool's name (its action), stemmed.
     verb: String,
@@ -765,6 +773,28 @@ pub struct Entry<'a> {
     pub path: String,
     /// Generated rather than curated (an operation without a tool is generated too).
     pub generated: bool,
+}
+
+/// A request path with its placeholders unnamed (`/repos/{}/{}/issues`), as scopes and paths
+/// are compared.
+fn unnamed(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut inside = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                out.push('{');
+            }
+            '}' => {
+                inside = false;
+                out.push('}');
+            }
+            _ if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether a request path takes one thing's number: a placeholder named `index`, `id`, or
@@ -880,7 +910,7 @@ impl SearchIndex {
                 read_only: entry.read_only,
                 deletes: entry.deletes,
                 numbered: entry.numbered,
-                path: entry.path.clone(),
+                path: unnamed(&entry.path),
                 verb,
                 object,
                 pairs,

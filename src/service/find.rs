@@ -86,10 +86,14 @@ impl Finder {
                 continue;
             }
             found.push(Found::Tool(i));
-            entries.push(Entry::tool(
-                tool,
-                catalog.toolsets.get(&tool.toolset).cloned(),
-            ));
+            let mut entry = Entry::tool(tool, catalog.toolsets.get(&tool.toolset).cloned());
+            // A generated tool is asked for as its operation is.
+            if tool.generated
+                && let Some(key) = tool_key(tool)
+            {
+                entry.keywords = catalog.search.operation_keywords(&key);
+            }
+            entries.push(entry);
         }
         let operations: Vec<Operation> = operations
             .into_iter()
@@ -109,6 +113,7 @@ impl Finder {
                     .chain(&op.body)
                     .map(String::as_str)
                     .collect(),
+                keywords: catalog.search.operation_keywords(&key(op.method, &op.path)),
                 read_only: op.read_only,
                 deletes: op.method == Method::Delete,
                 numbered: crate::engine::search::numbered(&op.path),
