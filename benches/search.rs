@@ -13,7 +13,8 @@
 //! The default weights were chosen so, on dev.yaml, test.yaml and holdout.yaml, before those
 //! were folded into the keywords; `final4.yaml` and `final5.yaml` are used for nothing but
 //! measuring. `final6.yaml` was measured once blind and then used for tuning (see its header);
-//! `final7.yaml` was measured once, blind, after the ranking was frozen.
+//! `final7.yaml` was measured once, blind, then tuned on; `final8.yaml` was measured once, blind,
+//! after the next round was frozen.
 
 #[allow(dead_code)]
 #[path = "../tests/support/search_eval.rs"]
@@ -23,7 +24,7 @@ use forgelens::engine::search::Weights;
 use forgelens::manifest::{Source, Sources};
 use forgelens::service::find::Found;
 
-const FILES: [&str; 11] = [
+const FILES: [&str; 12] = [
     "api_dev.yaml",
     "dev.yaml",
     "test.yaml",
@@ -35,6 +36,7 @@ const FILES: [&str; 11] = [
     "final5.yaml",
     "final6.yaml",
     "final7.yaml",
+    "final8.yaml",
 ];
 
 fn main() {

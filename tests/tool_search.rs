@@ -75,26 +75,41 @@ fn search_tools_finds_the_tool_for_a_task_in_words() {
     assert!(score.percent(score.first) >= FIRST, "first: {score:?}");
 }
 
-/// `final7.yaml`, written blind from the tools' names and the API's operations, 73 of its 242
+/// `final8.yaml`, written blind from the tools' names and the API's operations, 96 of its 266
 /// phrasings with no curated tool (found when `forgejo_api_request` is named with the right
-/// method and path), measured once after the ranking was frozen: 95.9% in the top 5, which
-/// meets issue 30's 95%, and 74.0% first, short of its 80% (docs/performance.md says why).
-/// Held here at what it measured, so that a change cannot lower it unseen.
+/// method and path), measured once after the ranking was frozen: 95.1% in the top 5, which
+/// meets issue 30's 95%, and 77.4% first, short of its 80% (docs/performance.md says why).
+/// Held here at what it measured, so that a change cannot lower it unseen; `final7.yaml`,
+/// measured blind the round before (74.0%, 95.9%) and tuned on since, is held at that.
 #[test]
 fn the_whole_api_is_found_from_the_default_surface() {
-    let cases = cases("final7.yaml");
-    assert!(cases.iter().filter(|c| c.tools.is_empty()).count() >= 60);
-    let score = measure(&service(None), &cases);
-    eprintln!(
-        "search_tools on final7.yaml: first {} ({:.1}%), top 5 {} ({:.1}%)",
-        score.first,
-        score.percent(score.first),
-        score.top5,
-        score.percent(score.top5)
-    );
-    assert_eq!(score.total, 242);
-    assert!(score.top5 >= 232, "top 5: {} of 242", score.top5);
-    assert!(score.first >= 179, "first: {} of 242", score.first);
+    let service = service(None);
+    for (file, total, first, top5) in [
+        ("final8.yaml", 266, 206, 253),
+        ("final7.yaml", 242, 179, 232),
+    ] {
+        let cases = cases(file);
+        assert!(cases.iter().filter(|c| c.tools.is_empty()).count() >= 60);
+        let score = measure(&service, &cases);
+        eprintln!(
+            "search_tools on {file}: first {} ({:.1}%), top 5 {} ({:.1}%)",
+            score.first,
+            score.percent(score.first),
+            score.top5,
+            score.percent(score.top5)
+        );
+        assert_eq!(score.total, total, "{file}");
+        assert!(
+            score.top5 >= top5,
+            "{file}: top 5 {} of {total}",
+            score.top5
+        );
+        assert!(
+            score.first >= first,
+            "{file}: first {} of {total}",
+            score.first
+        );
+    }
 }
 
 /// What the held-out sets must reach, in percent of their phrasings.
