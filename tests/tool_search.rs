@@ -243,24 +243,33 @@ fn an_operation_without_a_tool_is_found_as_the_request_to_send() {
     assert!(note.contains("forgejo_api_request"), "{note}");
 }
 
-/// Every `operations` entry of the built-in search.yaml is an operation of the shipped index
-/// that no curated tool serves (an entry for another would never be read), and every such
-/// operation has keywords.
+/// Every line of the shipped `catalog/operation-keywords.tsv` reads, is an operation of the
+/// shipped index that no curated tool serves (a line for another would never be read), and
+/// every such operation has keywords.
 #[test]
 fn the_built_in_operation_keywords_are_the_uncovered_operations() {
+    use forgelens::catalog::known;
     use forgelens::service::find;
     let catalog = forgelens::service::compile(&Sources::builtin()).unwrap();
     let served: std::collections::HashSet<String> =
         catalog.tools().iter().filter_map(find::tool_key).collect();
-    let uncovered: std::collections::HashSet<String> = forgelens::catalog::known::builtin()
+    let operations = known::builtin();
+    let uncovered: std::collections::HashSet<String> = operations
         .iter()
-        .map(|op| find::key(op.method, &op.path))
-        .filter(|k| !served.contains(k))
+        .map(|op| format!("{} {}", op.method.as_str(), op.path))
+        .filter(|line| !served.contains(&crate::support::search_eval::operation_key(line)))
         .collect();
+    let lines = known::keywords(known::KEYWORDS).unwrap();
+    assert!(lines.iter().all(|(_, words)| words.len() >= 3), "{lines:?}");
     let described: std::collections::HashSet<String> =
-        catalog.search.operations.keys().cloned().collect();
+        lines.into_iter().map(|(line, _)| line).collect();
     let stray: Vec<&String> = described.difference(&uncovered).collect();
     let bare: Vec<&String> = uncovered.difference(&described).collect();
     assert!(stray.is_empty(), "not an uncovered operation: {stray:?}");
     assert!(bare.is_empty(), "without keywords: {bare:?}");
+    assert!(
+        operations
+            .iter()
+            .any(|op| op.path == "/user/keys" && !op.keywords.is_empty())
+    );
 }

@@ -1,7 +1,8 @@
 //! The forge's operations known without a catalog: `catalog/api-index.tsv`, every operation of
 //! the Forgejo API written by `forgelens catalog generate --index` (`write::to_index`), so that
 //! `search_tools` finds an endpoint no curated tool covers and says how to call it through
-//! `forgejo_api_request`. Read on the first search, never at start-up.
+//! `forgejo_api_request`; and `catalog/operation-keywords.tsv`, how people ask for each of those
+//! operations. Both are read on the first search, never at start-up.
 
 use super::Overrides;
 use super::title::{self, Title};
@@ -9,6 +10,9 @@ use crate::forge::Method;
 
 /// The index as shipped.
 pub const BUILTIN: &str = include_str!("../../catalog/api-index.tsv");
+
+/// How people ask for the operations no curated tool serves, as shipped.
+pub const KEYWORDS: &str = include_str!("../../catalog/operation-keywords.tsv");
 
 /// One operation of the index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +30,9 @@ pub struct Operation {
     /// shape; empty for none.
     pub body: Vec<String>,
     pub title: Title,
+    /// How people ask for it (the shipped keywords; none for an operation a curated tool
+    /// serves).
+    pub keywords: Vec<String>,
 }
 
 /// The operations of an index's text, titled with `overrides`' nouns; a line that does not
@@ -57,15 +64,47 @@ pub fn parse(text: &str, overrides: &Overrides) -> Result<Vec<Operation>, String
                 query: list(query),
                 body: list(body),
                 title: title::of(method, path, &overrides.nouns),
+                keywords: Vec::new(),
             })
         })
         .collect()
 }
 
-/// The shipped index.
+/// The keywords of a keywords text: `METHOD /path`, a tab, the keywords separated by `; `, by
+/// that `METHOD /path`; a line that does not read is an error naming it.
+pub fn keywords(text: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|(n, line)| {
+            let (operation, words) = line.split_once('\t').ok_or_else(|| {
+                format!("line {}: expected `METHOD /path`, a tab, keywords", n + 1)
+            })?;
+            let words: Vec<String> = words
+                .split("; ")
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect();
+            Ok((operation.to_owned(), words))
+        })
+        .collect()
+}
+
+/// The shipped index, each operation with its shipped keywords.
 pub fn builtin() -> Vec<Operation> {
     let overrides = Overrides::builtin().expect("the shipped overrides are checked by tests");
-    parse(BUILTIN, &overrides).expect("the shipped index is checked by tests")
+    let mut operations = parse(BUILTIN, &overrides).expect("the shipped index is checked by tests");
+    let mut words: std::collections::HashMap<String, Vec<String>> = keywords(KEYWORDS)
+        .expect("the shipped keywords are checked by tests")
+        .into_iter()
+        .collect();
+    for op in &mut operations {
+        if let Some(w) = words.remove(&format!("{} {}", op.method.as_str(), op.path)) {
+            op.keywords = w;
+        }
+    }
+    operations
 }
 
 impl Operation {

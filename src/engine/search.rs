@@ -306,16 +306,9 @@ pub struct Words {
     pub lists: Vec<String>,
     /// The start of a request path → the words that say a thing lives there.
     pub scopes: Vec<(String, Vec<String>)>,
-    /// An operation's key (`POST /user/keys`, placeholders unnamed) → how people ask for it.
-    pub operations: HashMap<String, Vec<String>>,
 }
 
 impl Words {
-    /// How people ask for the operation `key`, when search.yaml says.
-    pub fn operation_keywords(&self, key: &str) -> &[String] {
-        self.operations.get(key).map_or(&[], Vec::as_slice)
-    }
-
     /// These words, with `other`'s (a generated catalog's) filling what these do not declare:
     /// a part declared here stays as it is, whole; a synonym for a word this lacks is added.
     pub fn or(mut self, other: Words) -> Words {

@@ -79,7 +79,7 @@ checks! {
     // 53 is retired: a tool is written under its toolset, so none can name an unknown one.
     CORE_TOOL = 54, Error, "the core list names a tool that is not declared, or names one twice";
     RESERVED_TOOL = 55, Error, "a tool takes the name of one of forgelens's meta-tools";
-    SYNONYM = 56, Error, "a search.yaml entry that says nothing: a synonym without a word or what it stands for, or operation keywords not under a `METHOD /path`";
+    SYNONYM = 56, Error, "a search synonym without a word or without what it stands for";
     LONG_SUMMARY = 57, Error, "a tool description whose first sentence (what tools/list shows) is over 200 characters";
     BAD_CAP = 60, Error, "a cap or limit that is not positive";
     LIMIT_ABOVE_CAP = 61, Error, "a default limit above its cap";

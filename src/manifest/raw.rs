@@ -144,10 +144,6 @@ pub struct SearchManifest {
     /// Tool name → how people ask for what the tool does (added to the tool's own `keywords`).
     #[serde(default)]
     pub keywords: IndexMap<String, Spanned<Vec<String>>>,
-    /// An operation of the forge's API no curated tool serves (`POST /user/keys`) → how people
-    /// ask for it: the keywords of its search entry, and of its generated tool.
-    #[serde(default)]
-    pub operations: IndexMap<String, Spanned<Vec<String>>>,
 }
 
 /// The vocabulary of `search_tools`.

@@ -4,7 +4,7 @@
 //! A generated tool of the same operation as a curated one is left out of the search, so the
 //! two are one result, the curated one; it stays callable by name.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::catalog::known::{self, Operation};
 use crate::engine::search::{Entry, SearchIndex, Weights};
@@ -61,17 +61,29 @@ pub fn tool_key(tool: &Tool) -> Option<String> {
 
 impl Finder {
     /// The finder over `catalog`, with the built-in operations when `forgejo_api_request` is
-    /// among its tools.
+    /// among its tools; their keywords serve a catalog's generated tools either way.
     pub fn new(catalog: &Catalog, weights: Weights) -> Finder {
+        let known = known::builtin();
+        let keywords: HashMap<String, Vec<String>> = known
+            .iter()
+            .filter(|op| !op.keywords.is_empty())
+            .map(|op| (key(op.method, &op.path), op.keywords.clone()))
+            .collect();
         let operations = match catalog.tool(API_REQUEST) {
-            Some(_) => known::builtin(),
+            Some(_) => known,
             None => Vec::new(),
         };
-        Finder::over(catalog, operations, weights)
+        Finder::over(catalog, operations, &keywords, weights)
     }
 
-    /// The finder over `catalog` and `operations`.
-    pub fn over(catalog: &Catalog, operations: Vec<Operation>, weights: Weights) -> Finder {
+    /// The finder over `catalog` and `operations`; a generated tool takes the `keywords` of its
+    /// operation (by [`key`]).
+    pub fn over(
+        catalog: &Catalog,
+        operations: Vec<Operation>,
+        keywords: &HashMap<String, Vec<String>>,
+        weights: Weights,
+    ) -> Finder {
         let curated: HashSet<String> = catalog
             .tools()
             .iter()
@@ -89,9 +101,9 @@ impl Finder {
             let mut entry = Entry::tool(tool, catalog.toolsets.get(&tool.toolset).cloned());
             // A generated tool is asked for as its operation is.
             if tool.generated
-                && let Some(key) = tool_key(tool)
+                && let Some(words) = tool_key(tool).and_then(|k| keywords.get(&k))
             {
-                entry.keywords = catalog.search.operation_keywords(&key);
+                entry.keywords = words;
             }
             entries.push(entry);
         }
@@ -113,7 +125,7 @@ impl Finder {
                     .chain(&op.body)
                     .map(String::as_str)
                     .collect(),
-                keywords: catalog.search.operation_keywords(&key(op.method, &op.path)),
+                keywords: &op.keywords,
                 read_only: op.read_only,
                 deletes: op.method == Method::Delete,
                 numbered: crate::engine::search::numbered(&op.path),

@@ -94,8 +94,6 @@ pub(crate) enum Kind {
     FileNotString { name: String },
     #[error("argument `{name}` has neither `rule` nor `type`")]
     UntypedArgument { name: String },
-    #[error("`{line}` is no operation: write `METHOD /path`, as `POST /user/keys`")]
-    OperationLine { line: String },
     #[error("tool `{tool}`: `confirm` names `{arg}`, which is not an argument of text values")]
     ConfirmArgument { tool: String, arg: String },
     #[error("tool `{tool}`: `confirm.known` reads the values there are, with a GET")]
@@ -350,7 +348,7 @@ impl Kind {
             DuplicateTemplate { .. } => checks::DUPLICATE_TEMPLATE,
             RouteConflict { .. } => checks::ROUTE_CONFLICT,
             CoreNotATool { .. } | CoreTwice { .. } => checks::CORE_TOOL,
-            EmptySynonym { .. } | OperationLine { .. } => checks::SYNONYM,
+            EmptySynonym { .. } => checks::SYNONYM,
             DuplicateRule { .. } => checks::DUPLICATE_RULE,
             BadRule { .. } => checks::BAD_RULE,
             UnknownRule { .. } => checks::UNKNOWN_RULE,
@@ -1226,8 +1224,5 @@ mod tests {
             "search:\n  synonyms:\n    '': [pull request]\n",
         );
         assert_raised(&found, &Kind::EmptySynonym { word: none() });
-        let found = compiled(&sound, TOOLS, "operations:\n  'user keys': [add ssh key]\n");
-        let line = name("user keys");
-        assert_raised(&found, &Kind::OperationLine { line });
     }
 }

@@ -138,10 +138,9 @@ pub fn compile(manifests: &Manifests) -> Result<Catalog, Vec<Finding>> {
     }
     let core = c.core(&manifests.tools.core, &tool_index);
     // A tool manifest's own `search:` first; search.yaml's fills what it leaves out.
-    let mut search = c
+    let search = c
         .words(&manifests.tools.search, FileId::Tools)
         .or(c.words(&manifests.search.search, FileId::Search));
-    search.operations = c.operation_keywords(&manifests.search.operations);
     if !c.findings.is_empty() {
         c.findings
             .sort_by(|a, b| a.pos.cmp(&b.pos).then(a.code.cmp(&b.code)));
@@ -230,31 +229,6 @@ impl Compiler {
         core
     }
 
-    /// search.yaml's keywords of operations, by the operation's key (`POST /user/keys{}`
-    /// placeholders unnamed); a key that is no `METHOD /path` is a finding.
-    fn operation_keywords(
-        &mut self,
-        operations: &IndexMap<String, Spanned<Vec<String>>>,
-    ) -> HashMap<String, Vec<String>> {
-        let mut out = HashMap::new();
-        for (line, words) in operations {
-            let parsed = line
-                .split_once(' ')
-                .and_then(|(m, path)| Some((crate::forge::Method::parse(m)?, path)))
-                .filter(|(_, path)| path.starts_with('/'));
-            match parsed {
-                Some((method, path)) => {
-                    out.insert(crate::service::find::key(method, path), words.value.clone());
-                }
-                None => {
-                    let kind = Kind::OperationLine { line: line.clone() };
-                    self.raise(Pos::of(FileId::Search, words), kind);
-                }
-            }
-        }
-        out
-    }
-
     /// The search words `search` declares (written in `file`); each synonym says what it means.
     fn words(&mut self, search: &raw::SearchDef, file: FileId) -> super::search::Words {
         use super::search::Shape;
@@ -293,7 +267,6 @@ impl Compiler {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-            operations: HashMap::new(),
         }
     }
 }
