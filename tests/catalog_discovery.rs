@@ -25,9 +25,9 @@ fn catalog() -> Catalog {
 /// the read beyond its world.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Case {
-    name: String,
-    good: String,
+pub(crate) struct Case {
+    pub(crate) name: String,
+    pub(crate) good: String,
     invalid: String,
     missing: String,
     #[serde(default)]
@@ -73,12 +73,12 @@ fn cases_in(text: &str) -> Vec<Case> {
 
 const TEMPLATES: &str = include_str!("fixtures/catalog/templates.yaml");
 
-fn cases() -> Vec<Case> {
+pub(crate) fn cases() -> Vec<Case> {
     cases_in(TEMPLATES)
 }
 
 /// The catalog world, plus what `cases` add to it.
-async fn forge_for(cases: &[Case]) -> FakeForge {
+pub(crate) async fn forge_for(cases: &[Case]) -> FakeForge {
     let forge = catalog_world::forge().await;
     for answer in cases.iter().flat_map(|c| &c.forge) {
         forge.route("GET", &answer.path, answer.reply());

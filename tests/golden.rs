@@ -1,9 +1,14 @@
-//! The served surface, as a golden file: every tool of `tools/list` (`--tool-surface full`, the
-//! lean schemas clients see) and every template of `resources/templates/list`, one per line.
-//! A change to a name, URI, schema or annotation shows as a diff of `tests/golden/`;
-//! `FORGELENS_BLESS=1 cargo test golden::` rewrites the files, to be reviewed like code.
+//! The served surface, as golden files: every tool of `tools/list` (`--tool-surface full`, the
+//! lean schemas clients see) and every template of `resources/templates/list`, one per line; and
+//! what they answer: every template read at its case's URI and every read tool called at its
+//! sample arguments, whole (every block, `_meta` included). A change to a name, URI, schema,
+//! annotation or answer shows as a diff of `tests/golden/`; `FORGELENS_BLESS=1 cargo test
+//! golden::` rewrites the files, to be reviewed like code.
 
-use crate::support::Launch;
+use serde_json::{Value, json};
+
+use crate::support::fake_forge::GOOD_TOKEN;
+use crate::support::{Launch, tool_world};
 
 fn check(file: &str, lines: Vec<String>) {
     let path = format!("{}/tests/golden/{file}", env!("CARGO_MANIFEST_DIR"));
@@ -53,4 +58,48 @@ async fn the_served_surface_is_the_golden_one() {
     assert!(tools.len() > 200 && templates.len() > 20);
     check("tools.jsonl", tools);
     check("resource-templates.jsonl", templates);
+}
+
+/// An answer as recorded: the envelope tags, fresh for every answer, and the fake forge's port
+/// made constant.
+fn recorded(answer: Value) -> String {
+    let text = serde_json::to_string(&answer).unwrap();
+    let tags = regex::Regex::new(r"untrusted-[0-9a-f]{8}").unwrap();
+    let port = regex::Regex::new(r"127\.0\.0\.1:[0-9]+").unwrap();
+    let text = tags.replace_all(&text, "untrusted-TAG");
+    port.replace_all(&text, "127.0.0.1:PORT").into_owned()
+}
+
+#[tokio::test]
+async fn every_read_answers_as_recorded() {
+    let mut lines = Vec::new();
+    let cases = crate::catalog_discovery::cases();
+    let forge = crate::catalog_discovery::forge_for(&cases).await;
+    let server = Launch::new(&forge).start().await;
+    for case in &cases {
+        let read = server
+            .read(&case.good)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e:?}", case.good));
+        lines.push(recorded(json!({"read": case.good, "answer": read})));
+    }
+    server.stop().await;
+
+    let forge = tool_world::forge().await;
+    let server = Launch::new(&forge).token(GOOD_TOKEN).full().start().await;
+    let tools = server.client.list_all_tools().await.unwrap();
+    for tool in crate::support::manifest_tools(&tools) {
+        if !crate::support::is_read_only(tool) {
+            continue;
+        }
+        let required = crate::support::required_args(tool);
+        let args = tool_world::sample_args(&tool.name, &required).unwrap_or_else(|e| panic!("{e}"));
+        let answer = server.call_ok_or_error(&tool.name, args.clone()).await;
+        lines.push(recorded(
+            json!({"call": tool.name, "arguments": args, "answer": answer}),
+        ));
+    }
+    server.stop().await;
+    assert!(lines.len() > 130, "only {} answers", lines.len());
+    check("answers.jsonl", lines);
 }

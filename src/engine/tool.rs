@@ -987,7 +987,8 @@ impl Call<'_> {
         }
         let mut value = match self.tool.project.apply(&ctx) {
             Value::Object(map) => Value::Object(map),
-            other => json!({ "result": other }),
+            // Moved in, not through `json!`, which would serialise the answer into a copy.
+            other => Value::Object(Map::from_iter([("result".to_owned(), other)])),
         };
         let mut left_out = 0;
         if self.tool.unshaped() {

@@ -260,10 +260,9 @@ impl Read<'_> {
                     total: window.total,
                     has_more: window.has_more,
                 };
-                (
-                    serde_json::json!({ "items": projected }),
-                    Some((rest, page)),
-                )
+                // Built as the value it is: `json!` would serialise the items into a copy.
+                let value = Map::from_iter([("items".to_owned(), Value::Array(projected))]);
+                (Value::Object(value), Some((rest, page)))
             }
             Shape::List { item, .. } => (item.apply(ctx), None),
             Shape::Entity {
