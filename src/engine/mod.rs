@@ -18,6 +18,7 @@ pub mod listing;
 pub mod param;
 pub mod policy;
 pub mod project;
+mod reads;
 pub mod render;
 pub mod request;
 pub mod resource;

@@ -35,6 +35,7 @@ use thiserror::Error;
 use super::policy::marks::{self, Mark, MarkError, Shown};
 use super::request::Args;
 use super::untrusted::neutralize;
+use crate::forge::subset::{Step as Reading, Subset};
 
 mod shape;
 
@@ -192,6 +193,51 @@ impl Locator {
             }
             Locator::Path(path) => path.query(doc).all(),
         }
+    }
+}
+
+impl Locator {
+    /// Adds `what`, read at every node the path selects, to `subset`; a path that is not
+    /// simple reads the whole value.
+    fn reads(&self, subset: &mut Subset, what: &Subset) {
+        match self {
+            Locator::Steps(steps) => add_steps(subset, &mut Vec::new(), steps, what),
+            Locator::Path(_) => *subset = Subset::Whole,
+        }
+    }
+}
+
+/// Adds `what`, read at every node `path` selects (`[*]`, `.*` and an index selecting among
+/// elements and members alike), to `subset`.
+pub(crate) fn read_at(subset: &mut Subset, path: &JsonPath, what: &Subset) {
+    // A path that compiles as simple steps prints as them (`$.a.b`); any other reads it all.
+    let text = path.to_string();
+    match text.strip_prefix('$').and_then(simple_steps) {
+        Some(steps) => add_steps(subset, &mut Vec::new(), &steps, what),
+        None => *subset = Subset::Whole,
+    }
+}
+
+fn add_steps<'s>(
+    subset: &mut Subset,
+    done: &mut Vec<Reading<'s>>,
+    rest: &'s [Step],
+    what: &Subset,
+) {
+    let Some((step, rest)) = rest.split_first() else {
+        subset.add(done, what);
+        return;
+    };
+    // `Each` selects array elements and object members both: each is read as either.
+    let choices: &[Reading] = match step {
+        Step::Name(name) => &[Reading::Member(name)],
+        Step::Index(_) => &[Reading::Element],
+        Step::Each => &[Reading::Element, Reading::EveryMember],
+    };
+    for choice in choices {
+        done.push(*choice);
+        add_steps(subset, done, rest, what);
+        done.pop();
     }
 }
 
@@ -376,6 +422,25 @@ impl Field {
         }
     }
 
+    /// Adds what the field reads of each source (`sources[0]` the primary answer, then each
+    /// `with:` answer) to `sources`.
+    pub(crate) fn reads(&self, sources: &mut [Subset]) {
+        match self {
+            Field::Literal(_) => {}
+            Field::Object(fields) => fields.iter().for_each(|(_, f)| f.reads(sources)),
+            Field::FirstOf(alternatives) => alternatives.iter().for_each(|f| f.reads(sources)),
+            Field::Expr(Expr {
+                base: Base::Query { source, path, .. },
+                ..
+            }) => {
+                if let Some(subset) = sources.get_mut(*source) {
+                    path.reads(subset, &Subset::Whole);
+                }
+            }
+            Field::Expr(_) => {}
+        }
+    }
+
     fn collect_args<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {
             Field::Literal(_) => {}
@@ -407,6 +472,15 @@ impl Projection {
 
     pub fn is_identity(&self) -> bool {
         self.fields.is_empty()
+    }
+
+    /// Adds what the projection reads of each source to `sources` (see [`Field::reads`]); the
+    /// identity reads the whole primary answer.
+    pub(crate) fn reads(&self, sources: &mut [Subset]) {
+        match (self.is_identity(), sources.first_mut()) {
+            (true, Some(primary)) => *primary = Subset::Whole,
+            _ => self.fields.iter().for_each(|(_, f)| f.reads(sources)),
+        }
     }
 
     /// Builds the output object (or, for the identity projection, a copy of the answer).

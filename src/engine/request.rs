@@ -419,6 +419,7 @@ impl RequestTemplate {
             accept: Accept::Json,
             sudo: None,
             free_path: false,
+            reads: None,
         })
     }
 }

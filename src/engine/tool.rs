@@ -97,6 +97,8 @@ pub struct Tool {
     pub via: Option<&'static str>,
     /// From a generated catalog rather than `tools.yaml`.
     pub generated: bool,
+    /// What it reads of its answers ([`Tool::reads`]).
+    pub(crate) reads: std::sync::OnceLock<Option<std::sync::Arc<crate::forge::subset::Subset>>>,
 }
 
 #[derive(Debug)]
@@ -832,6 +834,7 @@ impl Call<'_> {
             self.tool.accept
         };
         request.sudo = self.sudo.clone();
+        request.reads = self.tool.reads();
         request.free_path = self.tool.unshaped();
         Ok(request)
     }

@@ -118,6 +118,9 @@ struct GetKey {
     query: Vec<(String, String)>,
     accept: Accept,
     sudo: Option<String>,
+    /// Two readers of the same GET share its answer only when they read the same part of it:
+    /// subsets are compared by identity (each endpoint's is built once).
+    reads: Option<usize>,
 }
 
 /// One caller's part in a GET: its handle on the shared request. When the caller is done or
@@ -241,6 +244,7 @@ impl Client {
             query: request.query.clone(),
             accept: request.accept,
             sudo: request.sudo.clone(),
+            reads: request.reads.as_ref().map(|r| Arc::as_ptr(r) as usize),
         };
         let get = {
             let mut gets = self.gets.lock().unwrap_or_else(|p| p.into_inner());
@@ -601,28 +605,28 @@ impl Client {
             Body::Empty
         } else {
             match request.accept {
-                Accept::Json => Body::Json(serde_json::from_slice(&bytes).map_err(|e| {
-                    ForgeError::Unreadable {
-                        request: request.describe(),
-                        status: status.as_u16(),
-                        detail: format!(
-                            "expected JSON, got {} ({e}): {}",
-                            content_type(&headers),
-                            excerpt(&bytes)
-                        ),
-                    }
-                })?),
-                Accept::Text => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
-                Accept::Binary => Body::Text(BASE64.encode(&bytes)),
-                Accept::Any if content_type(&headers).contains("json") => {
-                    Body::Json(serde_json::from_slice(&bytes).map_err(|e| {
-                        ForgeError::Unreadable {
+                Accept::Json => {
+                    Body::Json(
+                        json_of(&bytes, request).map_err(|e| ForgeError::Unreadable {
                             request: request.describe(),
                             status: status.as_u16(),
-                            detail: format!("its JSON does not parse ({e}): {}", excerpt(&bytes)),
-                        }
-                    })?)
+                            detail: format!(
+                                "expected JSON, got {} ({e}): {}",
+                                content_type(&headers),
+                                excerpt(&bytes)
+                            ),
+                        })?,
+                    )
                 }
+                Accept::Text => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                Accept::Binary => Body::Text(BASE64.encode(&bytes)),
+                Accept::Any if content_type(&headers).contains("json") => Body::Json(
+                    json_of(&bytes, request).map_err(|e| ForgeError::Unreadable {
+                        request: request.describe(),
+                        status: status.as_u16(),
+                        detail: format!("its JSON does not parse ({e}): {}", excerpt(&bytes)),
+                    })?,
+                ),
                 Accept::Any => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
             }
         };
@@ -960,6 +964,14 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = e.source();
     }
     parts.join(": ")
+}
+
+/// A successful answer's JSON: the part of it the request's reader uses when it says, else all.
+fn json_of(bytes: &[u8], request: &Request) -> serde_json::Result<serde_json::Value> {
+    match request.reads.as_deref() {
+        Some(reads) => super::subset::parse(bytes, reads),
+        None => serde_json::from_slice(bytes),
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod budget;
 mod client;
 pub mod oauth;
 pub mod scope;
+pub mod subset;
 mod token;
 
 use std::time::Duration;
@@ -106,6 +107,8 @@ pub struct Request {
     /// The caller chose the path freely (a generated tool, the escape hatch): with a
     /// repository allow-list, only a listed repository's path may be sent.
     pub free_path: bool,
+    /// The part of a JSON answer that its reader uses ([`subset`]); `None` for all of it.
+    pub reads: Option<std::sync::Arc<subset::Subset>>,
 }
 
 impl Request {
@@ -118,6 +121,7 @@ impl Request {
             accept: Accept::Json,
             sudo: None,
             free_path: false,
+            reads: None,
         }
     }
 

@@ -160,6 +160,7 @@ impl Compiler {
             provisional,
             tool: def.tool.as_ref().map(|t| t.value.clone()),
             withheld: None,
+            reads: Default::default(),
         })
     }
 

@@ -146,6 +146,7 @@ impl Compiler {
             needs: def.needs.clone(),
             via: None,
             generated: false,
+            reads: Default::default(),
         })
     }
 

@@ -60,6 +60,8 @@ pub struct Resource {
     pub(crate) tool: Option<String>,
     /// Why the resource is not offered (its endpoint's tool is not), when it is not.
     pub(crate) withheld: Option<String>,
+    /// What it reads of its answers ([`Resource::reads`]).
+    pub(crate) reads: std::sync::OnceLock<crate::engine::reads::ResourceReads>,
 }
 
 /// When an answer of an immutable resource is not final yet, and how long it may be reused.

@@ -20,6 +20,8 @@ impl Read<'_> {
             n => &self.resource.fallbacks[n - 1].0,
         };
         let mut request = self.expand(template)?;
+        // A fallback answers for the primary request: the same fields are read of it.
+        request.reads = self.resource.reads().primary.clone();
         if let (
             Shape::List {
                 window: WindowKind::Upstream,
@@ -48,14 +50,17 @@ impl Read<'_> {
             request: self.primary_request(0)?,
         }];
         for (i, (_, with)) in self.resource.with.iter().enumerate() {
+            let mut request = self.expand(with)?;
+            request.reads = self.resource.reads().with[i].clone();
             planned.push(Planned {
                 slot: Slot::With(i),
-                request: self.expand(with)?,
+                request,
             });
         }
         for (i, embed) in self.embeds().iter().enumerate() {
             if let EmbedSource::Fetch(t) = &embed.source {
                 let mut request = self.expand(t)?;
+                request.reads = self.resource.reads().fetched[i].clone();
                 if embed.window == WindowKind::Upstream {
                     PageRequest::new(None, None, embed.cap).ask(&mut request, true);
                 }
@@ -118,6 +123,7 @@ impl Read<'_> {
             {
                 for page in tail_pages(total, embed.cap) {
                     let mut request = self.expand(t)?;
+                    request.reads = self.resource.reads().fetched[i].clone();
                     PageRequest::new(Some(page), None, embed.cap).ask(&mut request, true);
                     next.push(Planned {
                         slot: Slot::EmbedPage(i, page),
