@@ -161,7 +161,7 @@ impl Locator {
         match self {
             Locator::Steps(steps) if !steps.contains(&Step::Each) => {
                 steps.iter().try_fold(doc, |node, step| match step {
-                    Step::Name(name) => node.as_object()?.get(name),
+                    Step::Name(name) => member(node, name),
                     Step::Index(i) => node.as_array()?.get(*i),
                     Step::Each => None,
                 })
@@ -178,10 +178,9 @@ impl Locator {
                 let mut nodes = vec![doc];
                 for step in steps {
                     nodes = match step {
-                        Step::Name(name) => nodes
-                            .into_iter()
-                            .filter_map(|n| n.as_object()?.get(name))
-                            .collect(),
+                        Step::Name(name) => {
+                            nodes.into_iter().filter_map(|n| member(n, name)).collect()
+                        }
                         Step::Index(i) => nodes
                             .into_iter()
                             .filter_map(|n| n.as_array()?.get(*i))
@@ -239,6 +238,16 @@ fn add_steps<'s>(
         add_steps(subset, done, rest, what);
         done.pop();
     }
+}
+
+/// The member `name` of an object. The objects projections read are small (an answer keeps only
+/// what is read of it): comparing a few names costs less than hashing one.
+fn member<'v>(node: &'v Value, name: &str) -> Option<&'v Value> {
+    let members = node.as_object()?;
+    if members.len() > 16 {
+        return members.get(name);
+    }
+    members.iter().find_map(|(k, v)| (k == name).then_some(v))
 }
 
 /// The direct children of a node: array elements or object member values.

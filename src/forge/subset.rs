@@ -200,7 +200,13 @@ impl<'de> Visitor<'de> for PartVisitor<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut kept = Map::new();
+        // Room for the named members at once: a map grown one member at a time is moved and
+        // rehashed as it grows.
+        let named = match self.0.every_member {
+            None => self.0.members.len(),
+            Some(_) => 0,
+        };
+        let mut kept = Map::with_capacity(named);
         while let Some(name) = map.next_key_seed(Name)? {
             match self.0.member(&name) {
                 Some(subset) => {
