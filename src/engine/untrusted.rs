@@ -61,6 +61,9 @@ pub enum Rendering {
 /// `text` with what a reader of the forge would not see made visible. `instance_host` is the
 /// forge's host: images it serves stay images.
 pub fn neutralize<'t>(text: &'t str, rendering: Rendering, instance_host: &str) -> Cow<'t, str> {
+    if inert(text) {
+        return Cow::Borrowed(text);
+    }
     // Characters first: the text that tag characters spell is then judged as markup too.
     let escaped = escape_hidden(text);
     let current = escaped.as_deref().unwrap_or(text);
@@ -69,6 +72,27 @@ pub fn neutralize<'t>(text: &'t str, rendering: Rendering, instance_host: &str) 
         None => escaped.map_or(Cow::Borrowed(text), Cow::Owned),
     }
 }
+
+/// Whether nothing in `text` can need neutralizing, nor hold a credential in an address: it is
+/// printable ASCII (newlines and tabs included) without a byte that markup (`<`, `![`, `]:`) or
+/// a user part (`@`) starts with. Most strings of an answer are (names, dates, states, hashes,
+/// plain sentences), and every string of every answer is asked: one table lookup per byte
+/// answers for them, where the full checks pass over the text three times.
+pub fn inert(text: &str) -> bool {
+    text.bytes().all(|b| INERT[usize::from(b)])
+}
+
+static INERT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = b' ';
+    while b <= b'~' {
+        table[b as usize] = !matches!(b, b'<' | b'!' | b']' | b'@');
+        b += 1;
+    }
+    table[b'\n' as usize] = true;
+    table[b'\t' as usize] = true;
+    table
+};
 
 // --- Characters -------------------------------------------------------------------------------
 
@@ -2216,6 +2240,20 @@ mod tests {
             let clean = !text.chars().any(|c| hidden(c) || is_variation_selector(c) || c == '\r');
             if clean && !has_markup(text.as_bytes(), false) {
                 prop_assert_eq!(out.as_ref(), text.as_str());
+            }
+        }
+
+        /// Text the quick check calls inert is what the full checks leave as it is, in either
+        /// rendering, with no credential to drop.
+        #[test]
+        fn inert_text_is_what_the_full_checks_leave_alone(text in "[\t\n\r -~\u{0}-\u{1f}\u{7f}é\u{200B}]{0,12}") {
+            if inert(&text) {
+                prop_assert!(matches!(super::super::policy::strip_url_credentials(&text), Cow::Borrowed(_)));
+                for rendering in [Rendering::Markdown, Rendering::Plain] {
+                    let escaped = escape_hidden(&text);
+                    prop_assert!(escaped.is_none(), "{:?}", text);
+                    prop_assert!(surface_markup(&text, rendering, HOST).is_none(), "{:?}", text);
+                }
             }
         }
 

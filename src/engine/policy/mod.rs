@@ -21,13 +21,16 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::untrusted::{Rendering, neutralize};
+use super::untrusted::{Rendering, inert, neutralize};
 
 /// Every string of `value` (and every member name) neutralized as `rendering`, and its
 /// addresses without credentials.
 pub fn clean(value: &mut Value, rendering: Rendering, instance: &str) {
     match value {
         Value::String(text) => {
+            if inert(text) {
+                return;
+            }
             let cleaned = match neutralize(text, rendering, instance) {
                 Cow::Borrowed(_) => None,
                 Cow::Owned(changed) => Some(changed),
