@@ -207,6 +207,9 @@ pub enum Shape {
     Duration,
     /// `acme/api`: a repository by its owner and name.
     Repository,
+    /// `DOCKER_PASSWORD`, `REGION=eu`: a secret's or a variable's name (with its value), which
+    /// says which one, not what kind of thing it is.
+    Identifier,
 }
 
 impl Shape {
@@ -224,6 +227,9 @@ impl Shape {
         }
         if is_duration(t) {
             return Some(Shape::Duration);
+        }
+        if is_identifier(t) {
+            return Some(Shape::Identifier);
         }
         let digits_and_dots = |s: &str| {
             !s.is_empty()
@@ -266,6 +272,21 @@ impl Shape {
             _ => None,
         }
     }
+}
+
+/// Whether `t` is a name in capitals joined by underscores, or any name given a value:
+/// `DOCKER_PASSWORD`, `NODE_VERSION=20`, `region=eu`. A capitalised word alone (`README`, `CI`)
+/// is a word.
+fn is_identifier(t: &str) -> bool {
+    let (name, value) = match t.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (t, None),
+    };
+    let word_chars = !name.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let capitals = name.contains('_') && !name.chars().any(|c| c.is_ascii_lowercase());
+    word_chars && (capitals || value.is_some_and(|v| !v.is_empty()))
 }
 
 /// Whether `t` is a run of numbers each followed by a unit of time (`1h30m`, `45m`, `2h`).
@@ -647,9 +668,10 @@ impl Vocabulary {
             occurrences(&self.changing, &stems) + removals.len(),
         );
         // The first change asked for is what the query is about ("merge it and delete the
-        // branch" merges).
+        // branch" merges); a removal phrase that starts at a change word is the longer reading
+        // of it ("stop watching" removes, though "stop" alone changes).
         let removes_first = removals.first().is_some_and(|&at| {
-            first_occurrence(&self.changing, &stems).is_none_or(|change| at < change)
+            first_occurrence(&self.changing, &stems).is_none_or(|change| at <= change)
         });
         // As many reading words as changing ones: the first of them says what is asked
         // ("upload my key so that commits show verified").
@@ -1268,10 +1290,16 @@ mod tests {
     fn a_query_asks_to_read_or_to_change() {
         let vocabulary = Vocabulary::new([], []).with_intents(
             &["what".to_owned(), "show".to_owned()],
-            &["close".to_owned(), "look into".to_owned()],
-            &["delete".to_owned()],
+            &[
+                "close".to_owned(),
+                "look into".to_owned(),
+                "stop".to_owned(),
+            ],
+            &["delete".to_owned(), "stop watching".to_owned()],
         );
         assert_eq!(vocabulary.read("what is open", 1.0).changes, Some(false));
+        assert!(vocabulary.read("stop watching acme/api", 1.0).deletes);
+        assert!(!vocabulary.read("stop the run", 1.0).deletes);
         assert_eq!(vocabulary.read("close issue 4", 1.0).changes, Some(true));
         assert!(!vocabulary.read("close issue 4", 1.0).deletes);
         let removal = vocabulary.read("delete the branch", 1.0);
@@ -1319,6 +1347,11 @@ mod tests {
             ("deadbeef", None),
             ("1234567", None),
             ("#12", Some(Shape::Number)),
+            ("DOCKER_PASSWORD", Some(Shape::Identifier)),
+            ("NODE_VERSION=20", Some(Shape::Identifier)),
+            ("region=eu-west", Some(Shape::Identifier)),
+            ("README", None),
+            ("a=", None),
             ("1h30m", Some(Shape::Duration)),
             ("45m", Some(Shape::Duration)),
             ("2h,", Some(Shape::Duration)),

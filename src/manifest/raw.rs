@@ -202,6 +202,8 @@ pub struct ShapesDef {
     pub duration: Vec<String>,
     #[serde(default)]
     pub repository: Vec<String>,
+    #[serde(default)]
+    pub identifier: Vec<String>,
 }
 
 /// A named parameter rule: a small, JSON-Schema-like description of one value.

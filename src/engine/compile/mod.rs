@@ -252,6 +252,7 @@ impl Compiler {
                 (Shape::Number, shapes.number.clone()),
                 (Shape::Duration, shapes.duration.clone()),
                 (Shape::Repository, shapes.repository.clone()),
+                (Shape::Identifier, shapes.identifier.clone()),
             ],
             reading: search.intents.read.clone(),
             changing: search.intents.change.clone(),
