@@ -13,8 +13,8 @@
 //! The default weights were chosen so, on dev.yaml, test.yaml and holdout.yaml, before those
 //! were folded into the keywords; `final4.yaml` and `final5.yaml` are used for nothing but
 //! measuring. `final6.yaml` was measured once blind and then used for tuning (see its header);
-//! `final7.yaml` was measured once, blind, then tuned on; `final8.yaml` was measured once, blind,
-//! after the next round was frozen.
+//! `final7.yaml` and `final8.yaml` were each measured once, blind, then tuned on; `final9.yaml`
+//! was measured once, blind, after the third round was frozen.
 
 #[allow(dead_code)]
 #[path = "../tests/support/search_eval.rs"]
@@ -24,7 +24,7 @@ use forgelens::engine::search::Weights;
 use forgelens::manifest::{Source, Sources};
 use forgelens::service::find::Found;
 
-const FILES: [&str; 12] = [
+const FILES: [&str; 13] = [
     "api_dev.yaml",
     "dev.yaml",
     "test.yaml",
@@ -37,6 +37,7 @@ const FILES: [&str; 12] = [
     "final6.yaml",
     "final7.yaml",
     "final8.yaml",
+    "final9.yaml",
 ];
 
 fn main() {
