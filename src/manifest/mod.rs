@@ -339,6 +339,19 @@ mod tests {
     }
 
     #[test]
+    fn the_built_in_manifests_are_read_pre_parsed() {
+        let sources = Sources::builtin();
+        assert!(
+            packed::read::<raw::ResourceManifest>(FileId::Resources, &sources.resources.text)
+                .is_some()
+        );
+        assert!(packed::read::<raw::ToolManifest>(FileId::Tools, &sources.tools.text).is_some());
+        assert!(
+            packed::read::<raw::SearchManifest>(FileId::Search, &sources.search.text).is_some()
+        );
+    }
+
+    #[test]
     fn a_manifest_other_than_the_built_in_one_is_read_from_its_yaml() {
         let mut sources = Sources::builtin();
         sources.tools.text.push_str("\n# edited\n");
