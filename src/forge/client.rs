@@ -968,10 +968,11 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 
 /// A successful answer's JSON: the part of it the request's reader uses when it says, else all.
 fn json_of(bytes: &[u8], request: &Request) -> serde_json::Result<serde_json::Value> {
-    match request.reads.as_deref() {
-        Some(reads) => super::subset::parse(bytes, reads),
-        None => serde_json::from_slice(bytes),
-    }
+    let reads = request
+        .reads
+        .as_deref()
+        .unwrap_or(&super::subset::Subset::Whole);
+    super::subset::parse(bytes, reads)
 }
 
 #[cfg(test)]

@@ -125,17 +125,41 @@ impl Part {
 
     /// Where `name` is among the members, or would be: ordered by length first, so that most
     /// of the comparisons made for each member of every object parsed are of two lengths.
+    /// A short list is walked (most names are passed on their length alone), a long one halved.
     fn find(&self, name: &str) -> Result<usize, usize> {
-        self.members
-            .binary_search_by(|(n, _)| n.len().cmp(&name.len()).then_with(|| n.as_str().cmp(name)))
+        let order = |n: &String| n.len().cmp(&name.len()).then_with(|| n.as_str().cmp(name));
+        if self.members.len() > 16 {
+            return self.members.binary_search_by(|(n, _)| order(n));
+        }
+        for (at, (n, _)) in self.members.iter().enumerate() {
+            match order(n) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Equal => return Ok(at),
+                std::cmp::Ordering::Greater => return Err(at),
+            }
+        }
+        Err(self.members.len())
     }
 }
 
 /// `bytes` parsed as JSON, keeping what `subset` reads: the same value as parsing it whole and
 /// then dropping every member the subset does not name, and as strict (invalid JSON is refused
 /// wherever it is, skipped parts included).
+///
+/// The body is checked as UTF-8 once, as a whole: cheaper than serde_json's check of each
+/// string it reads from bytes. A body that is not UTF-8 is read from its bytes as before, so it
+/// is refused exactly where it was (a kept string that is not UTF-8), and nowhere else.
 pub fn parse(bytes: &[u8], subset: &Subset) -> serde_json::Result<Value> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_from(serde_json::Deserializer::from_str(text), subset),
+        Err(_) => parse_from(serde_json::Deserializer::from_slice(bytes), subset),
+    }
+}
+
+fn parse_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    subset: &Subset,
+) -> serde_json::Result<Value> {
     let value = Kept(subset).deserialize(&mut de)?;
     de.end()?;
     Ok(value)
@@ -337,6 +361,15 @@ mod tests {
         assert!(parse(br#"{"user": {}} trailing"#, &subset).is_err());
     }
 
+    #[test]
+    fn a_body_that_is_not_utf8_is_refused_only_where_a_kept_string_is_not() {
+        let subset = subset_of(&[&[Step::Member("keep")]]);
+        let skipped = b"{\"keep\": \"a\", \"skip\": \"\xff\"}";
+        assert_eq!(parse(skipped, &subset).unwrap(), json!({"keep": "a"}));
+        assert!(parse(b"{\"keep\": \"\xff\"}", &subset).is_err());
+        assert!(parse(skipped, &Subset::Whole).is_err());
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -379,6 +412,22 @@ mod tests {
             let subset = subset_of(&steps.iter().map(Vec::as_slice).collect::<Vec<_>>());
             let text = value.to_string();
             prop_assert_eq!(parse(text.as_bytes(), &subset).unwrap(), pruned(&value, &subset));
+        }
+
+        /// Walked or halved, a member is found where it is, and a name that is not one where it
+        /// would go.
+        #[test]
+        fn a_member_is_found_alike_in_short_and_long_lists(
+            names in prop::collection::vec("[a-d]{1,4}", 0..40),
+            asked in "[a-d]{1,4}",
+        ) {
+            let subset = subset_of(&names.iter().map(|n| [Step::Member(n)]).collect::<Vec<_>>()
+                .iter().map(|p| p.as_slice()).collect::<Vec<_>>());
+            let Subset::Part(part) = subset else { unreachable!("a subset of members is a part") };
+            let expected = part.members.binary_search_by(|(n, _)| {
+                n.len().cmp(&asked.len()).then_with(|| n.as_str().cmp(&asked))
+            });
+            prop_assert_eq!(part.find(&asked), expected);
         }
     }
 }

@@ -93,10 +93,12 @@ pub(crate) fn list_page(
         fitted.items.len(),
     );
     let mut out = fitted.envelope();
-    let cut_short = format!(
-        "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.",
-        page.page, page.limit
-    );
+    let cut_short = || {
+        format!(
+            "[truncated to stay under {budget} bytes: this answer is page {} at limit {}.",
+            page.page, page.limit
+        )
+    };
     let (next_page, limit) = (page.page + 1, page.limit);
     match go_on {
         GoOn::Read {
@@ -111,14 +113,15 @@ pub(crate) fn list_page(
             };
             let sentinel = bound::sentinel_with(&mention, &filters, shown, total, next);
             let note = match cut {
-                true => format!("{cut_short}] {sentinel}"),
+                true => format!("{}] {sentinel}", cut_short()),
                 false => sentinel,
             };
             out.insert("truncated".into(), note.into());
         }
         GoOn::Call { mention } if cut => {
             let note = format!(
-                "{cut_short} Call {mention} again with page={next_page} and limit={limit} for the next items.]"
+                "{} Call {mention} again with page={next_page} and limit={limit} for the next items.]",
+                cut_short()
             );
             out.insert("truncated".into(), note.into());
         }

@@ -44,9 +44,10 @@ pub fn clean(value: &mut Value, rendering: Rendering, instance: &str) {
         }
         Value::Array(items) => items.iter_mut().for_each(|v| clean(v, rendering, instance)),
         Value::Object(map) => {
-            let renamed = map
-                .keys()
-                .any(|k| !matches!(neutralize(k, Rendering::Plain, instance), Cow::Borrowed(_)));
+            // Most member names are the manifest's own: the inline check answers for them.
+            let renamed = map.keys().any(|k| {
+                !inert(k) && !matches!(neutralize(k, Rendering::Plain, instance), Cow::Borrowed(_))
+            });
             if renamed {
                 let entries = std::mem::take(map);
                 for (key, mut member) in entries {
