@@ -140,7 +140,7 @@ fn main() {
         let mut w = Weights::default();
         for _ in 0..rounds {
             let mut next = w;
-            let field = (pick(0.0, 20.0) as usize).min(19);
+            let field = (pick(0.0, 22.0) as usize).min(21);
             let factor = pick(0.5, 1.6);
             let shift = pick(-0.5, 0.5);
             let slot = match field {
@@ -163,7 +163,9 @@ fn main() {
                 16 => &mut next.unasked_read,
                 17 => &mut next.scoped,
                 18 => &mut next.unscoped,
-                _ => &mut next.singular,
+                19 => &mut next.singular,
+                20 => &mut next.someone,
+                _ => &mut next.no_one,
             };
             *slot = *slot * factor + shift;
             let found = score_of(next);
@@ -198,6 +200,8 @@ fn main() {
             scoped: pick(0.0, 4.0),
             unscoped: pick(-4.0, 0.0),
             singular: pick(0.0, 3.0),
+            someone: pick(0.0, 3.0),
+            no_one: pick(-3.0, 0.0),
         };
         let found = score_of(w);
         if found.0 > best.0 {

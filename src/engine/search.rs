@@ -69,6 +69,10 @@ pub struct Weights {
     /// A query that names its things only in the singular and asks to read ("the MIT license
     /// template"): a tool that gets one thing.
     pub singular: f32,
+    /// A query that names somebody (`marta-k`, `user tlee`): a tool whose path takes a user's
+    /// or an organization's name, or one whose path does not.
+    pub someone: f32,
+    pub no_one: f32,
 }
 
 impl Default for Weights {
@@ -98,6 +102,8 @@ impl Default for Weights {
             scoped: 1.03,
             unscoped: -1.55,
             singular: 2.37,
+            someone: 2.0,
+            no_one: -0.26,
         }
     }
 }
@@ -127,6 +133,9 @@ fn one_slip(a: &str, b: &str) -> bool {
 
 /// The verb of tools that read one thing.
 const GET: &str = "get";
+
+/// What a verb's past form counts for as a term where it describes the word after it.
+const DESCRIBING: f32 = 0.5;
 
 /// A verb the query asks for after another one counts for this much of the first.
 const LATER_VERB: f32 = 0.5;
@@ -327,6 +336,8 @@ pub struct Words {
     pub lists: Vec<String>,
     /// The start of a request path → the words that say a thing lives there.
     pub scopes: Vec<(String, Vec<String>)>,
+    /// Words that say a name next to them is somebody's (`user`, `org`).
+    pub whose: Vec<String>,
 }
 
 impl Words {
@@ -348,6 +359,9 @@ impl Words {
         if self.scopes.is_empty() {
             self.scopes = other.scopes;
         }
+        if self.whose.is_empty() {
+            self.whose = other.whose;
+        }
         for (word, means) in other.synonyms {
             if !self.synonyms.iter().any(|(w, _)| *w == word) {
                 self.synonyms.push((word, means));
@@ -368,6 +382,7 @@ impl Words {
         .with_verbs(self.verbs.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
         .with_lists(&self.lists)
         .with_scopes(&self.scopes)
+        .with_whose(&self.whose)
     }
 }
 
@@ -393,6 +408,8 @@ pub struct Vocabulary {
     /// Every word the tools' texts have, stemmed (set by the index): a word outside it may be
     /// a slip of an intent word.
     known: std::collections::HashSet<String>,
+    /// Words that say a name next to them is somebody's (`user`, `org`), stemmed.
+    whose: Vec<String>,
 }
 
 /// What a query asks for: its weighted terms, and whether it asks to change something (`Some
@@ -411,6 +428,8 @@ struct Query {
     number: bool,
     /// The path starts of where it says the thing lives.
     scopes: Vec<String>,
+    /// Whether it names somebody (a user or an organization) by name.
+    someone: bool,
 }
 
 /// How many times the stem sequences of `keys` occur in `stems`.
@@ -492,6 +511,53 @@ impl Vocabulary {
         }
     }
 
+    /// Whether a word is one the index can read: a function word, a word some tool's text has,
+    /// a word that asks for something, or part of a synonym.
+    fn reads_word(&self, word: &str) -> bool {
+        let stemmed = stem(word);
+        is_stop_word(word)
+            || self.known.contains(&stemmed)
+            || self.corrected(stemmed.clone()) != stemmed
+            || self.intent_phrases().any(|p| p.contains(&stemmed))
+            || self.synonyms.iter().any(|(key, _)| key.contains(&stemmed))
+    }
+
+    /// Whether a token of a query is somebody's name (a user's, an organization's): `@nora`;
+    /// a word no tool has that is spelt like an account (`marta-k`, `priya_s`, `troll42`); or
+    /// a word no tool has next to one that says whose (`user tlee`, `the finco org`,
+    /// `riverbend's`). A word no tool has and nothing marks may be any word, and says nothing.
+    fn is_name(&self, token: &str, before: Option<&str>, after: Option<&str>) -> bool {
+        if Shape::of(token).is_some() {
+            return false;
+        }
+        let t = token.trim_matches(|c: char| "\"'`,;:!?()[]{}<>.".contains(c));
+        let (possessive, t) = match t.strip_suffix("'s").or_else(|| t.strip_suffix("\u{2019}s")) {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        if let Some(rest) = t.strip_prefix('@') {
+            return !rest.is_empty() && !rest.contains('@');
+        }
+        let spelt = t.len() >= 2
+            && t.starts_with(|c: char| c.is_ascii_alphabetic())
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
+        if !spelt {
+            return false;
+        }
+        // An account's name joins words, letters and digits (`marta-k`, `ci_bot`, `troll42`);
+        // a lone letter in it is no word either.
+        let account_like = t.contains(['-', '_']) || t.chars().any(|c| c.is_ascii_digit());
+        if account_like {
+            return words(t).any(|w| w.len() < 2 || !self.reads_word(&w));
+        }
+        let cue = |w: Option<&str>| {
+            w.map(|w| stem(w.trim_matches(|c: char| !c.is_alphanumeric())))
+                .is_some_and(|w| self.whose.contains(&w))
+        };
+        !self.reads_word(t) && (possessive || cue(before) || cue(after))
+    }
+
     /// Whether a stem says what a tool acts on: not a number, and not only a word that asks
     /// for something to be done.
     fn is_content(&self, stem: &str) -> bool {
@@ -561,6 +627,12 @@ impl Vocabulary {
         self
     }
 
+    /// With the words that say a name next to them is somebody's.
+    pub fn with_whose(mut self, whose: &[String]) -> Vocabulary {
+        self.whose = whose.iter().map(|w| stem(w)).collect();
+        self
+    }
+
     /// The path starts whose words the query says, judged on its stems and its terms.
     fn scopes_of(&self, stems: &[String], terms: &[(String, f32)]) -> Vec<String> {
         let terms: Vec<String> = terms.iter().map(|(t, _)| t.clone()).collect();
@@ -600,6 +672,11 @@ impl Vocabulary {
             let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
             let digits = t.strip_prefix('#').unwrap_or(t);
             !digits.is_empty() && digits.len() < 10 && digits.bytes().all(|b| b.is_ascii_digit())
+        });
+        let tokens: Vec<&str> = query.split_whitespace().collect();
+        let someone = (0..tokens.len()).any(|i| {
+            let before = i.checked_sub(1).map(|b| tokens[b]);
+            self.is_name(tokens[i], before, tokens.get(i + 1).copied())
         });
         for token in query.split_whitespace() {
             match Shape::of(token) {
@@ -641,7 +718,13 @@ impl Vocabulary {
             if covered[i] || word.len() < 2 || is_stop_word(word) {
                 continue;
             }
-            add(stemmed.clone(), 1.0, &mut terms);
+            // A verb's past form before a word it describes ("merged pull requests", "closed
+            // tickets") says which of them, not what is done.
+            let describes = word.ends_with("ed")
+                && word != stemmed
+                && raw.get(i + 1).is_some_and(|next| !is_stop_word(next));
+            let weight = if describes { DESCRIBING } else { 1.0 };
+            add(stemmed.clone(), weight, &mut terms);
         }
         terms.retain(|(term, _)| self.is_content(term));
         // What the query asks to be done: a verb in its past form describes rather than asks
@@ -698,6 +781,7 @@ impl Vocabulary {
             changes,
             number,
             scopes,
+            someone,
             deletes: changes == Some(true) && removes_first,
             plural: raw
                 .iter()
@@ -719,6 +803,8 @@ struct Doc {
     deletes: bool,
     /// Whether its path takes one thing's number (an index or an id).
     numbered: bool,
+    /// Whether its path takes somebody's name (see [`names_someone`]).
+    someone: bool,
     /// Its request's path, placeholders unnamed (`/repos/{}/{}/issues`): where what it acts on
     /// lives.
     path: String,
@@ -810,6 +896,31 @@ fn unnamed(path: &str) -> String {
         }
     }
     out
+}
+
+/// Whether a request path takes a user's or an organization's name: a placeholder named
+/// `username`, `user`, `org` or `owner` (or ending so) that is not followed by a repository's
+/// name (`/repos/{owner}/{repo}` names a repository, `/users/{username}/repos` a user).
+pub fn names_someone(path: &str) -> bool {
+    let placeholder = |segment: &str| {
+        segment
+            .strip_prefix('{')
+            .and_then(|s| s.strip_suffix('}'))
+            .map(|s| s.trim_start_matches('+').to_ascii_lowercase())
+    };
+    let segments: Vec<Option<String>> = path.split('/').map(placeholder).collect();
+    segments.iter().enumerate().any(|(i, name)| {
+        let someone = name.as_deref().is_some_and(|n| {
+            ["username", "user", "org", "owner"]
+                .iter()
+                .any(|end| n.ends_with(end))
+        });
+        let repository_next = segments
+            .get(i + 1)
+            .and_then(Option::as_deref)
+            .is_some_and(|n| n.ends_with("repo"));
+        someone && !repository_next
+    })
 }
 
 /// Whether a request path takes one thing's number: a placeholder named `index`, `id`, or
@@ -925,6 +1036,7 @@ impl SearchIndex {
                 read_only: entry.read_only,
                 deletes: entry.deletes,
                 numbered: entry.numbered,
+                someone: names_someone(&entry.path),
                 path: unnamed(&entry.path),
                 verb,
                 object,
@@ -983,6 +1095,7 @@ impl SearchIndex {
             plural,
             number,
             scopes,
+            someone,
         } = self.vocabulary.read(query, self.weights.expansion);
         // A word no tool has, one slip away from words tools have ("isue", "brnach"): those.
         let unknown: Vec<(String, f32)> = terms
@@ -1034,6 +1147,7 @@ impl SearchIndex {
             number,
             singular: !plural,
             scopes,
+            someone,
             pairs: pairs_of(query),
         }
     }
@@ -1125,6 +1239,15 @@ impl SearchIndex {
                 },
             );
         }
+        if asked.someone {
+            score += note(
+                "someone".to_owned(),
+                match doc.someone {
+                    true => w.someone,
+                    false => w.no_one,
+                },
+            );
+        }
         if asked.number {
             score += note(
                 "number".to_owned(),
@@ -1152,6 +1275,8 @@ struct Asked {
     singular: bool,
     /// The path starts of where the query says the thing lives.
     scopes: Vec<String>,
+    /// Whether it names somebody by name.
+    someone: bool,
     /// The tool verbs asked for, each where it is first asked, in order.
     verbs: Vec<(usize, String)>,
     /// Where the first verb is asked.
@@ -1269,6 +1394,93 @@ mod tests {
             org.iter().any(|(part, v)| part == "scope" && *v > 0.0),
             "{org:?}"
         );
+    }
+
+    #[test]
+    fn a_path_takes_somebody_s_name_unless_a_repository_s_follows() {
+        for (path, someone) in [
+            ("/users/{username}/repos", true),
+            ("/orgs/{org}/members", true),
+            ("/teams/{id}/members/{username}", true),
+            ("/admin/users/{username}/keys", true),
+            ("/repos/{owner}/{repo}/issues", false),
+            ("/teams/{id}/repos/{org}/{repo}", false),
+            ("/repos/{template_owner}/{template_repo}/generate", false),
+            ("/user/repos", false),
+            ("/repos/{owner}/{repo}/collaborators/{collaborator}", false),
+        ] {
+            assert_eq!(names_someone(path), someone, "{path}");
+        }
+    }
+
+    /// An index of a team's two additions, read with the words that say whose.
+    fn team_index() -> SearchIndex {
+        let vocabulary = Vocabulary::new([], [])
+            .with_intents(&[], &["add".to_owned()], &[])
+            .with_verbs([("add", &["add".to_owned()][..])])
+            .with_whose(&["user".to_owned(), "org".to_owned()]);
+        let entry = |name: &'static str, path: &str| Entry {
+            name,
+            title: name,
+            numbered: numbered(path),
+            path: path.to_owned(),
+            ..Entry::default()
+        };
+        SearchIndex::new(
+            [
+                entry("add_team_repo", "/teams/{id}/repos/{org}/{repo}"),
+                entry("add_team_member", "/teams/{id}/members/{username}"),
+            ],
+            vocabulary,
+        )
+    }
+
+    #[test]
+    fn a_name_is_known_by_its_spelling_or_by_a_word_that_says_whose() {
+        let index = team_index();
+        let someone = |q: &str| index.vocabulary.read(q, 1.0).someone;
+        for query in [
+            "add marta-k to team 4",
+            "add @nora to team 4",
+            "add priya_s to team 4",
+            "add user nora to team 4",
+            "add the finco org",
+            "riverbend's team",
+        ] {
+            assert!(someone(query), "{query}");
+        }
+        // A word no tool has, with nothing that says whose, may be any word; words the tools
+        // have joined by a hyphen are words; a repository and a version are no names.
+        for query in [
+            "add nora to team 4",
+            "add team-repo 4",
+            "add acme/api to team 4",
+            "add v1.2.0",
+            "add 4",
+        ] {
+            assert!(!someone(query), "{query}");
+        }
+        // Who is added decides between the team's two additions.
+        let first = |q: &str| index.search(q, 2)[0].entry;
+        assert_eq!(first("add user nora to team 4"), 1);
+        assert_eq!(first("add marta-k to team 4"), 1);
+    }
+
+    #[test]
+    fn a_past_form_before_a_word_describes_it() {
+        let vocabulary = Vocabulary::new([], []);
+        let weight = |q: &str, term: &str| {
+            vocabulary
+                .read(q, 1.0)
+                .terms
+                .into_iter()
+                .find(|(t, _)| t == term)
+                .map(|(_, w)| w)
+        };
+        assert_eq!(weight("merged pull requests", "merg"), Some(DESCRIBING));
+        assert_eq!(weight("closed tickets of acme", "clos"), Some(DESCRIBING));
+        assert_eq!(weight("what got merged", "merg"), Some(1.0));
+        assert_eq!(weight("merge pull requests", "merg"), Some(1.0));
     }
 
     #[test]

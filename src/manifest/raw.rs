@@ -169,6 +169,10 @@ pub struct SearchDef {
     /// (`/orgs/: [org, organization]`).
     #[serde(default)]
     pub scopes: IndexMap<String, Vec<String>>,
+    /// Words that say a name next to them is somebody's, a user's or an organization's
+    /// (`user tlee`, `the finco org`).
+    #[serde(default)]
+    pub whose: Vec<String>,
 }
 
 /// Words (or phrases) that tell a request to read from one to change something.

@@ -268,6 +268,7 @@ impl Compiler {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            whose: search.whose.clone(),
         }
     }
 }
