@@ -13,8 +13,8 @@
 //! The default weights were chosen so, on dev.yaml, test.yaml and holdout.yaml, before those
 //! were folded into the keywords; `final4.yaml` and `final5.yaml` are used for nothing but
 //! measuring. `final6.yaml` was measured once blind and then used for tuning (see its header);
-//! `final7.yaml` and `final8.yaml` were each measured once, blind, then tuned on; `final9.yaml`
-//! was measured once, blind, after the third round was frozen.
+//! `final7.yaml`, `final8.yaml` and `final9.yaml` were each measured once, blind, then tuned on;
+//! `final10.yaml` was measured once, blind, after the fourth round was frozen.
 
 #[allow(dead_code)]
 #[path = "../tests/support/search_eval.rs"]
@@ -24,7 +24,7 @@ use forgelens::engine::search::Weights;
 use forgelens::manifest::{Source, Sources};
 use forgelens::service::find::Found;
 
-const FILES: [&str; 13] = [
+const FILES: [&str; 14] = [
     "api_dev.yaml",
     "dev.yaml",
     "test.yaml",
@@ -38,6 +38,7 @@ const FILES: [&str; 13] = [
     "final7.yaml",
     "final8.yaml",
     "final9.yaml",
+    "final10.yaml",
 ];
 
 fn main() {
