@@ -88,7 +88,7 @@ fn the_whole_api_is_found_from_the_default_surface() {
     for (file, total, first, top5) in [
         ("final10.yaml", 515, 398, 498),
         ("final9.yaml", 368, 288, 358),
-        ("final8.yaml", 266, 213, 257),
+        ("final8.yaml", 266, 213, 258),
         ("final7.yaml", 242, 197, 237),
     ] {
         let cases = cases(file);

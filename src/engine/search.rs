@@ -1111,7 +1111,8 @@ impl SearchIndex {
             }
         }
         // The verbs the query asks for, where it first asks for each: the first one is what
-        // the query is about ("merge #40 and delete the branch" merges).
+        // the query is about ("merge #40 and delete the branch" merges). A verb only the API's
+        // operations have ("unblock") asks for them as a curated tool's does.
         let mut verbs: Vec<(usize, String)> = self
             .vocabulary
             .verbs
@@ -1125,7 +1126,7 @@ impl SearchIndex {
                     .enumerate()
                     .filter(|(_, s)| {
                         !self.objects.contains(s.as_str())
-                            && self.docs.iter().any(|d| !d.generated && &d.verb == *s)
+                            && self.docs.iter().any(|d| &d.verb == *s)
                     })
                     .map(|(at, s)| (at, s.clone())),
             )
@@ -1464,6 +1465,22 @@ mod tests {
         let first = |q: &str| index.search(q, 2)[0].entry;
         assert_eq!(first("add user nora to team 4"), 1);
         assert_eq!(first("add marta-k to team 4"), 1);
+    }
+
+    #[test]
+    fn a_verb_only_an_operation_has_asks_for_it() {
+        let vocabulary = Vocabulary::new([], []).with_intents(&[], &["unblock".to_owned()], &[]);
+        let index = SearchIndex::new(
+            [Entry {
+                name: "Unblock a user",
+                title: "Unblock a user",
+                path: "/user/unblock/{username}".to_owned(),
+                generated: true,
+                ..Entry::default()
+            }],
+            vocabulary,
+        );
+        assert_eq!(index.search("unblock troll42", 5).len(), 1);
     }
 
     #[test]
