@@ -1227,36 +1227,30 @@ impl SearchIndex {
         if asked.singular && asked.changes != Some(true) && doc.verb == GET {
             score += note("singular".to_owned(), w.singular);
         }
-        if !asked.scopes.is_empty() {
-            let there = asked
-                .scopes
-                .iter()
-                .any(|p| doc.path.starts_with(p.as_str()));
-            score += note(
-                "scope".to_owned(),
-                match there {
-                    true => w.scoped,
-                    false => w.unscoped,
-                },
-            );
-        }
-        if asked.someone {
-            score += note(
-                "someone".to_owned(),
-                match doc.someone {
-                    true => w.someone,
-                    false => w.no_one,
-                },
-            );
-        }
-        if asked.number {
-            score += note(
-                "number".to_owned(),
-                match doc.numbered {
-                    true => w.numbered,
-                    false => w.unnumbered,
-                },
-            );
+        // What the query says of where, whose or which one, against what the tool's path
+        // takes: it fits or it does not.
+        let there = asked
+            .scopes
+            .iter()
+            .any(|p| doc.path.starts_with(p.as_str()));
+        for (part, said, fits, (fit, misfit)) in [
+            (
+                "scope",
+                !asked.scopes.is_empty(),
+                there,
+                (w.scoped, w.unscoped),
+            ),
+            ("someone", asked.someone, doc.someone, (w.someone, w.no_one)),
+            (
+                "number",
+                asked.number,
+                doc.numbered,
+                (w.numbered, w.unnumbered),
+            ),
+        ] {
+            if said {
+                score += note(part.to_owned(), if fits { fit } else { misfit });
+            }
         }
         if doc.generated {
             score *= w.generated;
