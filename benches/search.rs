@@ -7,7 +7,8 @@
 //! (N random weightings scored on those files; the best ones are printed as they are found),
 //! `cargo bench --bench search -- --query "add an ssh key" [--explain]` (the top ten of one
 //! query, scored, and with `--explain` each score's parts),
-//! `-- --files a.yaml,b.yaml` (only those files), `-- --split` (the phrasings a curated tool does
+//! `-- --files a.yaml,b.yaml` (only those files), `-- --set number_short=-2,field=1` (other
+//! weights for any of the above, a climb starting from them), `-- --split` (the phrasings a curated tool does
 //! apart from those only the API does), `cargo bench --bench search -- --spec forgejo.swagger.json` (everything over the curated
 //! tools plus the tools generated from that spec, as `--catalog` serves them).
 //! The default weights were chosen so, on dev.yaml, test.yaml and holdout.yaml, before those
@@ -55,7 +56,17 @@ fn main() {
         });
     }
     let catalog = forgelens::service::compile(&sources).expect("the manifests compile");
-    let index = search_eval::index(&catalog, Weights::default());
+    // `--set name=value,…`: other weights than the default ones, for trying one.
+    let mut weights = Weights::default();
+    for pair in value("--set").iter().flat_map(|list| list.split(',')) {
+        let (name, number) = pair.split_once('=').expect("--set takes name=value pairs");
+        let slot = slots(&mut weights)
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("no weight `{name}`"));
+        *slot.1 = number.parse().expect("a weight is a number");
+    }
+    let index = search_eval::index(&catalog, weights);
     if let Some(query) = value("--query") {
         let explain = args.iter().any(|a| a == "--explain");
         for (found, score) in index.search(&query, 10) {
@@ -121,7 +132,7 @@ fn main() {
         });
         (s.first * 3 + s.top5 * 2, s.first, s.top5)
     };
-    let mut best = score_of(Weights::default());
+    let mut best = score_of(weights);
     println!(
         "default on {on}: first {}, top 5 {} of {}",
         best.1,
@@ -138,37 +149,15 @@ fn main() {
     };
     // `--climb`: from the best so far, change one weight at a time and keep what scores better.
     if args.iter().any(|a| a == "--climb") {
-        let mut w = Weights::default();
+        let mut w = weights;
         for _ in 0..rounds {
             let mut next = w;
-            let field = (pick(0.0, 22.0) as usize).min(21);
+            let mut slots = slots(&mut next);
+            let field = (pick(0.0, slots.len() as f32) as usize).min(slots.len() - 1);
             let factor = pick(0.5, 1.6);
             let shift = pick(-0.5, 0.5);
-            let slot = match field {
-                0 => &mut next.name,
-                1 => &mut next.title,
-                2 => &mut next.toolset,
-                3 => &mut next.summary,
-                4 => &mut next.detail,
-                5 => &mut next.argument,
-                6 => &mut next.keywords,
-                7 => &mut next.pair,
-                8 => &mut next.expansion,
-                9 => &mut next.unnamed,
-                10 => &mut next.verb_asked,
-                11 => &mut next.verb_other,
-                12 => &mut next.agrees,
-                13 => &mut next.disagrees,
-                14 => &mut next.numbered,
-                15 => &mut next.unnumbered,
-                16 => &mut next.unasked_read,
-                17 => &mut next.scoped,
-                18 => &mut next.unscoped,
-                19 => &mut next.singular,
-                20 => &mut next.someone,
-                _ => &mut next.no_one,
-            };
-            *slot = *slot * factor + shift;
+            let slot = &mut slots[field].1;
+            **slot = **slot * factor + shift;
             let found = score_of(next);
             if found.0 > best.0 {
                 best = found;
@@ -203,6 +192,13 @@ fn main() {
             singular: pick(0.0, 3.0),
             someone: pick(0.0, 3.0),
             no_one: pick(-3.0, 0.0),
+            number_short: pick(-3.0, 0.0),
+            repository: pick(0.0, 3.0),
+            no_repository: pick(-3.0, 0.0),
+            repository_unnamed: pick(-3.0, 0.0),
+            field: pick(0.0, 4.0),
+            valued: pick(0.0, 3.0),
+            unvalued: pick(-3.0, 0.0),
         };
         let found = score_of(w);
         if found.0 > best.0 {
@@ -210,4 +206,39 @@ fn main() {
             println!("first {}, top 5 {}: {w:?}", found.1, found.2);
         }
     }
+}
+
+/// Every weight by its name, to change one.
+fn slots(w: &mut Weights) -> Vec<(&'static str, &mut f32)> {
+    vec![
+        ("name", &mut w.name),
+        ("title", &mut w.title),
+        ("toolset", &mut w.toolset),
+        ("summary", &mut w.summary),
+        ("detail", &mut w.detail),
+        ("argument", &mut w.argument),
+        ("keywords", &mut w.keywords),
+        ("pair", &mut w.pair),
+        ("expansion", &mut w.expansion),
+        ("unnamed", &mut w.unnamed),
+        ("verb_asked", &mut w.verb_asked),
+        ("verb_other", &mut w.verb_other),
+        ("agrees", &mut w.agrees),
+        ("disagrees", &mut w.disagrees),
+        ("numbered", &mut w.numbered),
+        ("unnumbered", &mut w.unnumbered),
+        ("unasked_read", &mut w.unasked_read),
+        ("scoped", &mut w.scoped),
+        ("unscoped", &mut w.unscoped),
+        ("singular", &mut w.singular),
+        ("someone", &mut w.someone),
+        ("no_one", &mut w.no_one),
+        ("number_short", &mut w.number_short),
+        ("repository", &mut w.repository),
+        ("no_repository", &mut w.no_repository),
+        ("repository_unnamed", &mut w.repository_unnamed),
+        ("field", &mut w.field),
+        ("valued", &mut w.valued),
+        ("unvalued", &mut w.unvalued),
+    ]
 }

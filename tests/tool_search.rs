@@ -197,6 +197,42 @@ fn durations_plurals_and_apostrophes_are_read() {
     );
 }
 
+/// What a query gives against what a tool's path takes, an order's first word, and quoted
+/// text (openspec tool-surface, "Finding a tool in words").
+#[test]
+fn what_a_query_gives_its_first_word_and_its_quotes_are_read() {
+    let service = service(None);
+    let first = |query: &str| {
+        search(&service, json!({"query": query, "limit": 5}))["tools"][0]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    for (query, tool) in [
+        // One number given: not the tool that also wants the issue's.
+        ("delete comment 7788 in acme/app", "delete_issue_comment"),
+        // No repository named: not a repository's notifications.
+        (
+            "list my notifications about pull requests",
+            "list_notifications",
+        ),
+        (
+            "list the notifications of acme/app",
+            "list_repo_notifications",
+        ),
+        // A thing's name said first is the order's verb.
+        ("tag commit 7a6b5c4 as v1.4.0 in acme/app", "create_tag"),
+        ("archive the repo acme/old", "update_repo"),
+        // The quoted words are the comment, not the task.
+        (
+            "post 'LGTM, merging once CI is green' on PR 17 in acme/app",
+            "create_issue_comment",
+        ),
+    ] {
+        assert_eq!(first(query), tool, "{query}");
+    }
+}
+
 /// Every keywords entry of the built-in search.yaml names a built-in tool (an entry for a tool
 /// a manifest lacks is passed over, so a misspelt name would otherwise go unseen), and every
 /// curated tool has keywords.
@@ -274,5 +310,41 @@ fn the_built_in_operation_keywords_are_the_uncovered_operations() {
         operations
             .iter()
             .any(|op| op.path == "/user/keys" && !op.keywords.is_empty())
+    );
+}
+
+/// An operation's title says what it does: PUT on a path that POST creates on replaces (an
+/// Actions variable is created by POST and updated by PUT); PUT on a path nothing else
+/// creates adds (a topic). The same titles in a generated catalog.
+#[test]
+fn a_put_beside_a_post_updates_and_watched_repositories_are_called_so() {
+    use forgelens::catalog::known;
+    let title = |method: &str, path: &str| {
+        known::builtin()
+            .into_iter()
+            .find(|op| op.method.as_str() == method && op.path == path)
+            .map(|op| op.title.text)
+            .unwrap_or_else(|| panic!("no {method} {path}"))
+    };
+    let variable = "/user/actions/variables/{variablename}";
+    assert_eq!(
+        title("POST", variable),
+        "Create an Actions variable for your account"
+    );
+    assert_eq!(
+        title("PUT", variable),
+        "Update an Actions variable of your account"
+    );
+    assert_eq!(
+        title("PUT", "/repos/{owner}/{repo}/topics/{topic}"),
+        "Add a topic to a repository"
+    );
+    assert_eq!(
+        title("GET", "/user/subscriptions"),
+        "List the watched repositories of your account"
+    );
+    assert_eq!(
+        title("GET", "/repos/{owner}/{repo}/issues/{index}/subscriptions"),
+        "List the subscribers of an issue of a repository"
     );
 }

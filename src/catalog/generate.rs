@@ -377,7 +377,8 @@ fn tool(
         call.push('?');
         call.push_str(&query.join("&"));
     }
-    let title = super::title::of(method, path, &overrides.nouns).text;
+    let posted = spec.paths.get(path).is_some_and(|item| item.post.is_some());
+    let title = super::title::of(method, path, posted, &overrides.nouns).text;
     let description = describe(
         method,
         path,

@@ -38,6 +38,12 @@ pub struct Operation {
 /// The operations of an index's text, titled with `overrides`' nouns; a line that does not
 /// read is an error naming it (the shipped index is checked by a test).
 pub fn parse(text: &str, overrides: &Overrides) -> Result<Vec<Operation>, String> {
+    // The paths that take POST, which then creates what PUT on them replaces.
+    let posted: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("POST\t"))
+        .filter_map(|rest| rest.split('\t').next())
+        .collect();
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty())
@@ -63,7 +69,7 @@ pub fn parse(text: &str, overrides: &Overrides) -> Result<Vec<Operation>, String
                 destructive: kind == "d",
                 query: list(query),
                 body: list(body),
-                title: title::of(method, path, &overrides.nouns),
+                title: title::of(method, path, posted.contains(path), &overrides.nouns),
                 keywords: Vec::new(),
             })
         })

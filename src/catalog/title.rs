@@ -7,11 +7,14 @@
 //! use forgelens::catalog::{Overrides, title};
 //! use forgelens::forge::Method;
 //! let nouns = Overrides::builtin().unwrap().nouns;
-//! let t = title::of(Method::Post, "/user/keys", &nouns);
+//! let t = title::of(Method::Post, "/user/keys", false, &nouns);
 //! assert_eq!(t.text, "Create an SSH key for your account");
 //! assert_eq!(t.verb, "create");
-//! let t = title::of(Method::Get, "/repos/{owner}/{repo}/issues/{index}/comments", &nouns);
+//! let t = title::of(Method::Get, "/repos/{owner}/{repo}/issues/{index}/comments", false, &nouns);
 //! assert_eq!(t.text, "List the comments of an issue of a repository");
+//! // PUT adds a thing by its name, unless POST on the same path is what creates it.
+//! let t = title::of(Method::Put, "/user/actions/variables/{name}", true, &nouns);
+//! assert_eq!(t.text, "Update an Actions variable of your account");
 //! ```
 
 use indexmap::IndexMap;
@@ -140,8 +143,9 @@ const ACTIONS: &[(&str, &str)] = &[
     ("search", "search"),
 ];
 
-/// The title of `method` on `path`; `nouns` says how the path's words are said.
-pub fn of(method: Method, path: &str, nouns: &IndexMap<String, String>) -> Title {
+/// The title of `method` on `path`, which also takes POST when `posted` (POST then creates
+/// what the path names, so PUT replaces it); `nouns` says how the path's words are said.
+pub fn of(method: Method, path: &str, posted: bool, nouns: &IndexMap<String, String>) -> Title {
     let segments: Vec<Segment> = path
         .split('/')
         .filter(|s| !s.is_empty())
@@ -216,7 +220,7 @@ pub fn of(method: Method, path: &str, nouns: &IndexMap<String, String>) -> Title
             true => ("create".to_owned(), one()),
             false => ("update".to_owned(), the(&thing)),
         },
-        (None, Method::Put) if ends_in_param => ("add".to_owned(), one()),
+        (None, Method::Put) if ends_in_param && !posted => ("add".to_owned(), one()),
         (None, Method::Put | Method::Patch) if ends_in_param => ("update".to_owned(), one()),
         (None, Method::Put | Method::Patch) => ("update".to_owned(), the(&thing)),
         (None, Method::Delete) => (

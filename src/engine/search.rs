@@ -26,6 +26,9 @@ use std::collections::HashMap;
 use super::tool::Tool;
 use crate::forge::Method;
 
+mod slots;
+use slots::{Slots, is_number, unquoted};
+
 /// The weights of the ranking. [`Weights::default`] is what `search_tools` uses; the fields
 /// are public so that the evaluation can try others.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,12 +76,28 @@ pub struct Weights {
     /// or an organization's name, or one whose path does not.
     pub someone: f32,
     pub no_one: f32,
+    /// What each number a tool's path takes and the query does not give costs ("delete comment
+    /// 7788" gives one: not the tool that also wants the issue's).
+    pub number_short: f32,
+    /// A query that names a repository (`acme/api`): a tool whose path takes one, or one whose
+    /// path does not.
+    pub repository: f32,
+    pub no_repository: f32,
+    /// A query that names no repository: a tool whose path takes one.
+    pub repository_unnamed: f32,
+    /// A word that asks for a change and names a field the tool sets (`archive` → `archived`).
+    pub field: f32,
+    /// A query that gives a value (`'iot'`, `v1.2.0`, `src/main.rs`): a tool whose path takes
+    /// one, or one whose path takes none.
+    pub valued: f32,
+    pub unvalued: f32,
 }
 
 impl Default for Weights {
     /// Chosen by hill climbing (`cargo bench --bench search -- --tune N --climb --on …`) on
-    /// evaluation phrasings already used for tuning (final6, api_dev, final3, final), never on
-    /// the set measured blind after them (docs/performance.md, "Finding a tool").
+    /// evaluation phrasings already used for tuning (the fifth round: api_dev to final8), then
+    /// checked on final9 and final10, which that climb did not see; never on a set held out
+    /// for a blind measure (docs/performance.md, "Finding a tool").
     fn default() -> Weights {
         Weights {
             name: 2.28,
@@ -87,23 +106,30 @@ impl Default for Weights {
             summary: 2.15,
             detail: 0.1,
             argument: 1.6,
-            keywords: 1.27,
-            pair: 4.24,
-            expansion: 0.41,
-            unnamed: 0.73,
+            keywords: 1.3,
+            pair: 4.18,
+            expansion: 0.45,
+            unnamed: 0.74,
             verb_asked: 3.4,
             verb_other: -0.05,
             agrees: 3.79,
             disagrees: -1.75,
             generated: 1.0,
-            numbered: 5.4,
+            numbered: 5.83,
             unnumbered: -1.63,
             unasked_read: 1.73,
-            scoped: 1.03,
+            scoped: 0.66,
             unscoped: -1.55,
-            singular: 2.37,
+            singular: 2.03,
             someone: 2.0,
             no_one: -0.26,
+            number_short: -3.39,
+            repository: 2.5,
+            no_repository: -3.0,
+            repository_unnamed: -2.0,
+            field: 2.0,
+            valued: 1.0,
+            unvalued: -0.12,
         }
     }
 }
@@ -131,6 +157,10 @@ fn one_slip(a: &str, b: &str) -> bool {
     }
 }
 
+/// The shortest verb stem read as the start of the noun of what it makes (`protect` →
+/// `protection`); shorter ones start too many words.
+const MIN_MAKER: usize = 5;
+
 /// The verb of tools that read one thing.
 const GET: &str = "get";
 
@@ -148,7 +178,7 @@ const STOP_WORDS: &[&str] = &[
     "i", "if", "in", "into", "is", "it", "its", "just", "let", "lets", "like", "me", "mine", "my",
     "need", "needs", "of", "on", "one", "or", "our", "out", "please", "pls", "so", "some", "that",
     "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "us",
-    "wanna", "want", "was", "we", "were", "what", "whats", "when", "where", "which", "who",
+    "wanna", "want", "was", "we", "were", "what", "whats", "when", "where", "which", "who", "whos",
     "whose", "why", "will", "with", "would", "you", "your",
 ];
 
@@ -283,6 +313,14 @@ impl Shape {
     }
 }
 
+/// The name of a dotfile token without its dot (`.gitignore` → `gitignore`), if it is one.
+fn dotfile(token: &str) -> Option<&str> {
+    let name = token
+        .trim_matches(|c: char| "\"'`,;:!?()[]{}<>".contains(c))
+        .strip_prefix('.')?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())).then_some(name)
+}
+
 /// Whether `t` is a name in capitals joined by underscores, or any name given a value:
 /// `DOCKER_PASSWORD`, `NODE_VERSION=20`, `region=eu`. A capitalised word alone (`README`, `CI`)
 /// is a word.
@@ -338,6 +376,8 @@ pub struct Words {
     pub scopes: Vec<(String, Vec<String>)>,
     /// Words that say a name next to them is somebody's (`user`, `org`).
     pub whose: Vec<String>,
+    /// Names the keywords use as examples (`acme`, `alice`), which no tool's text has.
+    pub examples: Vec<String>,
 }
 
 impl Words {
@@ -362,6 +402,9 @@ impl Words {
         if self.whose.is_empty() {
             self.whose = other.whose;
         }
+        if self.examples.is_empty() {
+            self.examples = other.examples;
+        }
         for (word, means) in other.synonyms {
             if !self.synonyms.iter().any(|(w, _)| *w == word) {
                 self.synonyms.push((word, means));
@@ -383,6 +426,7 @@ impl Words {
         .with_lists(&self.lists)
         .with_scopes(&self.scopes)
         .with_whose(&self.whose)
+        .with_examples(&self.examples)
     }
 }
 
@@ -410,6 +454,8 @@ pub struct Vocabulary {
     known: std::collections::HashSet<String>,
     /// Words that say a name next to them is somebody's (`user`, `org`), stemmed.
     whose: Vec<String>,
+    /// Names the keywords use as examples, stemmed: no term of any tool.
+    examples: std::collections::HashSet<String>,
 }
 
 /// What a query asks for: its weighted terms, and whether it asks to change something (`Some
@@ -422,14 +468,18 @@ struct Query {
     deletes: bool,
     /// The stems of the query's words (before synonyms), for the verbs it may ask for.
     stems: Vec<String>,
+    /// The words that only ask for something to be done, stemmed.
+    acts: Vec<String>,
+    /// The stem of its first word where that reads as an order's verb.
+    lead: Option<String>,
+    /// Its pairs of consecutive words (see [`pairs_of`]).
+    pairs: Vec<(String, String)>,
     /// Whether it names things in the plural ("open issues"), which asks for a list.
     plural: bool,
-    /// Whether it names one thing by its number (`#12`, `issue 12`).
-    number: bool,
+    /// What it gives a tool's path: numbers, values, a repository, somebody's name.
+    given: Slots,
     /// The path starts of where it says the thing lives.
     scopes: Vec<String>,
-    /// Whether it names somebody (a user or an organization) by name.
-    someone: bool,
 }
 
 /// How many times the stem sequences of `keys` occur in `stems`.
@@ -448,6 +498,50 @@ fn starts_any(keys: &[Vec<String>], stems: &[String], at: usize) -> bool {
     keys.iter()
         .any(|key| stems.get(at..at + key.len()) == Some(&key[..]))
 }
+
+/// The stem of a query's first word where it reads as an order's verb: a word in its plain
+/// form, first, before what it acts on (`tag commit 7a6b5c4`, `archive the repo`, `label PR
+/// 15`, `fork acme/api`), and not the first of a name of two words (`deploy keys acme/api`,
+/// `release id 88`).
+fn lead(tokens: &[&str]) -> Option<String> {
+    let bare = |t: &str| {
+        t.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let (word, next) = (bare(tokens.first()?), tokens.get(1)?);
+    let plain = word.len() > 2
+        && word.chars().all(|c| c.is_ascii_alphabetic())
+        && !is_stop_word(&word)
+        && !["s", "ed", "ing"].iter().any(|end| word.ends_with(end));
+    let shaped = |t: &str| {
+        matches!(
+            Shape::of(t),
+            Some(Shape::Repository | Shape::Sha | Shape::Path | Shape::Version)
+        ) || is_number(t)
+    };
+    let noun = |t: &str| t.ends_with('s') || t == "id";
+    let acted_on = DETERMINERS.contains(&bare(next).as_str())
+        || shaped(next) && !is_number(next)
+        || !noun(&bare(next)) && tokens.get(2).is_some_and(|t| shaped(t));
+    (plain && acted_on).then(|| stem(&word))
+}
+
+/// How a token of a query names somebody.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Name {
+    /// Said to be a name: `@nora`, `marta-k`, `user tlee`, `riverbend's`.
+    Marked,
+    /// A word no tool has, and nothing else.
+    Bare,
+}
+
+/// Words after which a name is a new thing's, not somebody's ("a repo called dotfiles").
+const NAMING: &[&str] = &["called", "named", "titled"];
+
+/// Words that start what a verb acts on ("archive the repo").
+const DETERMINERS: &[&str] = &[
+    "a", "an", "my", "our", "that", "the", "these", "this", "those",
+];
 
 /// Stems that turn the verb after them around.
 const NEGATIONS: &[&str] = &["without", "not", "never", "don", "dont", "no"];
@@ -522,13 +616,15 @@ impl Vocabulary {
             || self.synonyms.iter().any(|(key, _)| key.contains(&stemmed))
     }
 
-    /// Whether a token of a query is somebody's name (a user's, an organization's): `@nora`;
-    /// a word no tool has that is spelt like an account (`marta-k`, `priya_s`, `troll42`); or
-    /// a word no tool has next to one that says whose (`user tlee`, `the finco org`,
-    /// `riverbend's`). A word no tool has and nothing marks may be any word, and says nothing.
-    fn is_name(&self, token: &str, before: Option<&str>, after: Option<&str>) -> bool {
+    /// Whether a token of a query is somebody's name (a user's, an organization's), and how:
+    /// marked as one, `@nora`, a word no tool has that is spelt like an account (`marta-k`,
+    /// `priya_s`, `troll42`) or next to one that says whose (`user tlee`, `the finco org`,
+    /// `riverbend's`); or bare, any other word no tool has (`nora`) that is neither one slip
+    /// from a word tools have (`isue`) nor a new thing's name (`a repo called dotfiles`).
+    fn name(&self, token: &str, before: Option<&str>, after: Option<&str>) -> Option<Name> {
+        let marked = |yes: bool| yes.then_some(Name::Marked);
         if Shape::of(token).is_some() {
-            return false;
+            return None;
         }
         let t = token.trim_matches(|c: char| "\"'`,;:!?()[]{}<>.".contains(c));
         let (possessive, t) = match t.strip_suffix("'s").or_else(|| t.strip_suffix("\u{2019}s")) {
@@ -536,26 +632,38 @@ impl Vocabulary {
             None => (false, t),
         };
         if let Some(rest) = t.strip_prefix('@') {
-            return !rest.is_empty() && !rest.contains('@');
+            return marked(!rest.is_empty() && !rest.contains('@'));
         }
         let spelt = t.len() >= 2
             && t.starts_with(|c: char| c.is_ascii_alphabetic())
             && t.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
         if !spelt {
-            return false;
+            return None;
         }
         // An account's name joins words, letters and digits (`marta-k`, `ci_bot`, `troll42`);
         // a lone letter in it is no word either.
         let account_like = t.contains(['-', '_']) || t.chars().any(|c| c.is_ascii_digit());
         if account_like {
-            return words(t).any(|w| w.len() < 2 || !self.reads_word(&w));
+            return marked(words(t).any(|w| w.len() < 2 || !self.reads_word(&w)));
+        }
+        if self.reads_word(t) {
+            return None;
         }
         let cue = |w: Option<&str>| {
             w.map(|w| stem(w.trim_matches(|c: char| !c.is_alphanumeric())))
                 .is_some_and(|w| self.whose.contains(&w))
         };
-        !self.reads_word(t) && (possessive || cue(before) || cue(after))
+        let slip = || {
+            let stemmed = stem(t);
+            self.known.iter().any(|known| one_slip(&stemmed, known))
+        };
+        let naming = before.is_some_and(|b| NAMING.contains(&b.to_lowercase().as_str()));
+        if possessive || cue(before) || cue(after) {
+            Some(Name::Marked)
+        } else {
+            (t.len() >= 3 && !naming && !NAMING.contains(&t) && !slip()).then_some(Name::Bare)
+        }
     }
 
     /// Whether a stem says what a tool acts on: not a number, and not only a word that asks
@@ -627,6 +735,12 @@ impl Vocabulary {
         self
     }
 
+    /// With the names the keywords use as examples.
+    pub fn with_examples(mut self, examples: &[String]) -> Vocabulary {
+        self.examples = examples.iter().map(|w| stem(w)).collect();
+        self
+    }
+
     /// With the words that say a name next to them is somebody's.
     pub fn with_whose(mut self, whose: &[String]) -> Vocabulary {
         self.whose = whose.iter().map(|w| stem(w)).collect();
@@ -668,23 +782,35 @@ impl Vocabulary {
         };
         // A path's or a sha's own words would only match by accident.
         let mut plain = Vec::new();
-        let number = query.split_whitespace().any(|token| {
-            let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '#');
-            let digits = t.strip_prefix('#').unwrap_or(t);
-            !digits.is_empty() && digits.len() < 10 && digits.bytes().all(|b| b.is_ascii_digit())
-        });
+        // Quoted text is a value the tool is given (a title, a comment, a name), not words
+        // about which tool.
+        let (text, quoted) = unquoted(query);
+        let mut given = Slots::of_tokens(text.split_whitespace(), quoted);
         let tokens: Vec<&str> = query.split_whitespace().collect();
-        let someone = (0..tokens.len()).any(|i| {
-            let before = i.checked_sub(1).map(|b| tokens[b]);
-            self.is_name(tokens[i], before, tokens.get(i + 1).copied())
-        });
-        for token in query.split_whitespace() {
+        let lead = lead(&tokens);
+        // One bare name is somebody's; a query of several words no tool has is not about
+        // people (`configure the frobnicator quantum`).
+        let names: Vec<Name> = (0..tokens.len())
+            .filter_map(|i| {
+                let before = i.checked_sub(1).map(|b| tokens[b]);
+                self.name(tokens[i], before, tokens.get(i + 1).copied())
+            })
+            .collect();
+        let bare = names.iter().filter(|n| **n == Name::Bare).count();
+        given.someone = names.contains(&Name::Marked) || bare == 1;
+        for token in text.split_whitespace() {
             match Shape::of(token) {
                 Some(shape) => {
                     for (_, means) in self.shapes.iter().filter(|(s, _)| *s == shape) {
                         for m in means {
                             add(m.clone(), expansion, &mut terms);
                         }
+                    }
+                    // A dotfile's name is also the word for what it holds (`.gitignore`).
+                    if shape == Shape::Path
+                        && let Some(name) = dotfile(token)
+                    {
+                        plain.push(name);
                     }
                 }
                 None => plain.push(token),
@@ -708,7 +834,9 @@ impl Vocabulary {
                         named[start..end].iter_mut().for_each(|n| *n = true);
                     }
                     for m in means {
-                        add(m.clone(), expansion, &mut terms);
+                        // The word itself, kept among what it stands for, is still said.
+                        let own = key.len() == 1 && *m == key[0];
+                        add(m.clone(), if own { 1.0 } else { expansion }, &mut terms);
                     }
                 }
             }
@@ -726,6 +854,13 @@ impl Vocabulary {
             let weight = if describes { DESCRIBING } else { 1.0 };
             add(stemmed.clone(), weight, &mut terms);
         }
+        // A word that only asks for a change may still name the field the change sets
+        // (`archive` → `archived`).
+        let acts = terms
+            .iter()
+            .filter(|(term, _)| !self.is_content(term))
+            .map(|(term, _)| term.clone())
+            .collect();
         terms.retain(|(term, _)| self.is_content(term));
         // What the query asks to be done: a verb in its past form describes rather than asks
         // ("the closed tickets", "what has acme published").
@@ -779,15 +914,21 @@ impl Vocabulary {
         Query {
             terms,
             changes,
-            number,
+            given,
             scopes,
-            someone,
             deletes: changes == Some(true) && removes_first,
-            plural: raw
-                .iter()
-                .zip(&stems)
-                .any(|(w, s)| w.len() > 3 && w.ends_with('s') && *w != *s && !is_stop_word(w)),
+            // A word that asks in the plural ("details") names no things.
+            plural: raw.iter().zip(&stems).any(|(w, s)| {
+                w.len() > 3
+                    && w.ends_with('s')
+                    && *w != *s
+                    && !is_stop_word(w)
+                    && !self.asks(std::slice::from_ref(s))
+            }),
             stems,
+            acts,
+            lead,
+            pairs: pairs_of(&text),
         }
     }
 }
@@ -801,10 +942,8 @@ struct Doc {
     read_only: bool,
     /// Whether it removes something (sends DELETE).
     deletes: bool,
-    /// Whether its path takes one thing's number (an index or an id).
-    numbered: bool,
-    /// Whether its path takes somebody's name (see [`names_someone`]).
-    someone: bool,
+    /// What its path takes.
+    takes: Slots,
     /// Its request's path, placeholders unnamed (`/repos/{}/{}/issues`): where what it acts on
     /// lives.
     path: String,
@@ -812,14 +951,21 @@ struct Doc {
     verb: String,
     /// The other words of its name (what it acts on), stemmed.
     object: Vec<String>,
+    /// The words of its argument names, stemmed: the fields it sets.
+    fields: std::collections::HashSet<String>,
     /// Pairs of words that follow each other in its title, summary or a keyword ("blob sha",
     /// "who approved"), stemmed and without function words.
     pairs: std::collections::HashSet<(String, String)>,
 }
 
-/// The pairs of consecutive words of `text` that are not function words, stemmed.
+/// The pairs of consecutive words of `text` that are not function words, stemmed. A token
+/// known by its shape (`acme/api`, `DEPLOY_ENV=prod`) says which thing, so its words pair with
+/// nothing.
 fn pairs_of(text: &str) -> Vec<(String, String)> {
-    let stems: Vec<String> = words(text)
+    let stems: Vec<String> = text
+        .split_whitespace()
+        .filter(|token| Shape::of(token).is_none())
+        .flat_map(words)
         .filter(|w| !is_stop_word(w))
         .map(|w| stem(&w))
         .collect();
@@ -868,8 +1014,6 @@ pub struct Entry<'a> {
     pub read_only: bool,
     /// Whether it removes something (sends DELETE).
     pub deletes: bool,
-    /// Whether its path takes one thing's number (see [`numbered`]).
-    pub numbered: bool,
     /// Its request's path.
     pub path: String,
     /// Generated rather than curated (an operation without a tool is generated too).
@@ -898,41 +1042,6 @@ fn unnamed(path: &str) -> String {
     out
 }
 
-/// Whether a request path takes a user's or an organization's name: a placeholder named
-/// `username`, `user`, `org` or `owner` (or ending so) that is not followed by a repository's
-/// name (`/repos/{owner}/{repo}` names a repository, `/users/{username}/repos` a user).
-pub fn names_someone(path: &str) -> bool {
-    let placeholder = |segment: &str| {
-        segment
-            .strip_prefix('{')
-            .and_then(|s| s.strip_suffix('}'))
-            .map(|s| s.trim_start_matches('+').to_ascii_lowercase())
-    };
-    let segments: Vec<Option<String>> = path.split('/').map(placeholder).collect();
-    segments.iter().enumerate().any(|(i, name)| {
-        let someone = name.as_deref().is_some_and(|n| {
-            ["username", "user", "org", "owner"]
-                .iter()
-                .any(|end| n.ends_with(end))
-        });
-        let repository_next = segments
-            .get(i + 1)
-            .and_then(Option::as_deref)
-            .is_some_and(|n| n.ends_with("repo"));
-        someone && !repository_next
-    })
-}
-
-/// Whether a request path takes one thing's number: a placeholder named `index`, `id`, or
-/// ending in `id` (`run_id`, `attachment_id`).
-pub fn numbered(path: &str) -> bool {
-    path.split('{').skip(1).any(|rest| {
-        let name = rest.split('}').next().unwrap_or_default();
-        let name = name.trim_start_matches('+').to_ascii_lowercase();
-        name == "index" || name.ends_with("id")
-    })
-}
-
 impl<'a> Entry<'a> {
     /// A tool of the catalog, with its toolset's description.
     pub fn tool(tool: &'a Tool, toolset_description: Option<String>) -> Entry<'a> {
@@ -950,7 +1059,6 @@ impl<'a> Entry<'a> {
             keywords: &tool.keywords,
             read_only: tool.annotations.read_only,
             deletes: tool.method() == Some(Method::Delete),
-            numbered: numbered(&tool.path_pattern()),
             path: tool.path_pattern(),
             generated: tool.generated,
         }
@@ -1002,7 +1110,7 @@ impl SearchIndex {
             let mut put = |text: &str, weight: f32| {
                 for w in words(text) {
                     let stemmed = stem(&w);
-                    if vocabulary.is_content(&stemmed) {
+                    if vocabulary.is_content(&stemmed) && !vocabulary.examples.contains(&stemmed) {
                         let best = terms.entry(stemmed).or_default();
                         *best = best.max(weight);
                     }
@@ -1026,6 +1134,9 @@ impl SearchIndex {
                 .into_iter()
                 .chain(entry.keywords.iter().map(String::as_str))
                 .flat_map(pairs_of)
+                .filter(|(a, b)| {
+                    !vocabulary.examples.contains(a) && !vocabulary.examples.contains(b)
+                })
                 .collect();
             for term in terms.keys() {
                 *frequency.entry(term.clone()).or_default() += 1;
@@ -1035,11 +1146,16 @@ impl SearchIndex {
                 generated: entry.generated,
                 read_only: entry.read_only,
                 deletes: entry.deletes,
-                numbered: entry.numbered,
-                someone: names_someone(&entry.path),
+                takes: Slots::of_path(&entry.path),
                 path: unnamed(&entry.path),
                 verb,
                 object,
+                fields: entry
+                    .args
+                    .iter()
+                    .flat_map(|arg| words(arg))
+                    .map(|w| stem(&w))
+                    .collect(),
                 pairs,
             });
         }
@@ -1092,11 +1208,18 @@ impl SearchIndex {
             changes,
             deletes,
             stems,
+            acts,
+            lead,
+            pairs,
             plural,
-            number,
+            given,
             scopes,
-            someone,
         } = self.vocabulary.read(query, self.weights.expansion);
+        // A thing's name said first as an order's verb asks to change it.
+        let changes = match (changes, &lead) {
+            (None, Some(lead)) if self.objects.contains(lead) => Some(true),
+            (changes, _) => changes,
+        };
         // A word no tool has, one slip away from words tools have ("isue", "brnach"): those.
         let unknown: Vec<(String, f32)> = terms
             .iter()
@@ -1130,6 +1253,11 @@ impl SearchIndex {
                     })
                     .map(|(at, s)| (at, s.clone())),
             )
+            // An order's first word is its verb, where some tool has it ("transfer acme/api").
+            .chain(
+                lead.filter(|l| self.docs.iter().any(|d| d.verb == *l))
+                    .map(|l| (0, l)),
+            )
             .collect();
         // Things named in the plural, and nothing asked of them but to be shown: a list of
         // them ("show me the open tickets").
@@ -1143,13 +1271,13 @@ impl SearchIndex {
             first: verbs.first().map(|(at, _)| *at),
             verbs,
             terms,
+            acts,
             changes,
             deletes,
-            number,
+            given,
             singular: !plural,
             scopes,
-            someone,
-            pairs: pairs_of(query),
+            pairs,
         }
     }
 
@@ -1193,6 +1321,16 @@ impl SearchIndex {
             .filter(|pair| doc.pairs.contains(*pair))
             .count() as f32;
         score += note("pairs".to_owned(), w.pair * pairs);
+        // A change that names the field it sets (`archive` → `archived`), or the thing it makes
+        // (`protect` → a protection rule, `attach` → an attachment).
+        for act in &asked.acts {
+            let makes = |o: &String| {
+                act.len() >= MIN_MAKER && o.len() > act.len() && o.starts_with(act.as_str())
+            };
+            if doc.fields.contains(act) || doc.object.iter().any(makes) {
+                score += note(format!("field {act}"), w.field);
+            }
+        }
         if score <= 0.0 && verb_asked.is_none() {
             return None;
         }
@@ -1229,6 +1367,7 @@ impl SearchIndex {
         }
         // What the query says of where, whose or which one, against what the tool's path
         // takes: it fits or it does not.
+        let (given, takes) = (&asked.given, &doc.takes);
         let there = asked
             .scopes
             .iter()
@@ -1240,18 +1379,44 @@ impl SearchIndex {
                 there,
                 (w.scoped, w.unscoped),
             ),
-            ("someone", asked.someone, doc.someone, (w.someone, w.no_one)),
+            (
+                "someone",
+                given.someone,
+                takes.someone,
+                (w.someone, w.no_one),
+            ),
             (
                 "number",
-                asked.number,
-                doc.numbered,
+                given.numbers > 0,
+                takes.numbers > 0,
                 (w.numbered, w.unnumbered),
+            ),
+            (
+                "value",
+                given.values > 0,
+                takes.values > 0,
+                (w.valued, w.unvalued),
+            ),
+            (
+                "repository",
+                given.repository,
+                takes.repository,
+                (w.repository, w.no_repository),
+            ),
+            (
+                "no repository",
+                !given.repository,
+                !takes.repository,
+                (0.0, w.repository_unnamed),
             ),
         ] {
             if said {
                 score += note(part.to_owned(), if fits { fit } else { misfit });
             }
         }
+        // The numbers the path takes that the query does not give.
+        let short = takes.numbers.saturating_sub(given.numbers) as f32;
+        score += note("numbers short".to_owned(), w.number_short * short);
         if doc.generated {
             score *= w.generated;
         }
@@ -1262,16 +1427,16 @@ impl SearchIndex {
 /// A query as every entry is scored against it.
 struct Asked {
     terms: Vec<(String, f32)>,
+    /// The words that only ask for something to be done, stemmed.
+    acts: Vec<String>,
     changes: Option<bool>,
     deletes: bool,
-    /// Whether the query names one thing by its number.
-    number: bool,
+    /// What it gives a tool's path.
+    given: Slots,
     /// Whether it names its things only in the singular.
     singular: bool,
     /// The path starts of where the query says the thing lives.
     scopes: Vec<String>,
-    /// Whether it names somebody by name.
-    someone: bool,
     /// The tool verbs asked for, each where it is first asked, in order.
     verbs: Vec<(usize, String)>,
     /// Where the first verb is asked.
@@ -1346,7 +1511,6 @@ mod tests {
             name,
             title: name,
             read_only,
-            numbered: numbered(path),
             path: path.to_owned(),
             ..Entry::default()
         };
@@ -1391,23 +1555,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_path_takes_somebody_s_name_unless_a_repository_s_follows() {
-        for (path, someone) in [
-            ("/users/{username}/repos", true),
-            ("/orgs/{org}/members", true),
-            ("/teams/{id}/members/{username}", true),
-            ("/admin/users/{username}/keys", true),
-            ("/repos/{owner}/{repo}/issues", false),
-            ("/teams/{id}/repos/{org}/{repo}", false),
-            ("/repos/{template_owner}/{template_repo}/generate", false),
-            ("/user/repos", false),
-            ("/repos/{owner}/{repo}/collaborators/{collaborator}", false),
-        ] {
-            assert_eq!(names_someone(path), someone, "{path}");
-        }
-    }
-
     /// An index of a team's two additions, read with the words that say whose.
     fn team_index() -> SearchIndex {
         let vocabulary = Vocabulary::new([], [])
@@ -1417,7 +1564,6 @@ mod tests {
         let entry = |name: &'static str, path: &str| Entry {
             name,
             title: name,
-            numbered: numbered(path),
             path: path.to_owned(),
             ..Entry::default()
         };
@@ -1433,7 +1579,7 @@ mod tests {
     #[test]
     fn a_name_is_known_by_its_spelling_or_by_a_word_that_says_whose() {
         let index = team_index();
-        let someone = |q: &str| index.vocabulary.read(q, 1.0).someone;
+        let someone = |q: &str| index.vocabulary.read(q, 1.0).given.someone;
         for query in [
             "add marta-k to team 4",
             "add @nora to team 4",
@@ -1441,13 +1587,17 @@ mod tests {
             "add user nora to team 4",
             "add the finco org",
             "riverbend's team",
+            "add nora to team 4",
         ] {
             assert!(someone(query), "{query}");
         }
-        // A word no tool has, with nothing that says whose, may be any word; words the tools
-        // have joined by a hyphen are words; a repository and a version are no names.
+        // A slip of a word the tools have is that word, a new thing's name is no one's, and
+        // several words no tool has are no one's either; words the tools have joined by a
+        // hyphen are words; a repository and a version are no names.
         for query in [
-            "add nora to team 4",
+            "add teem 4",
+            "add a team called platform",
+            "add the frobnicator quantum",
             "add team-repo 4",
             "add acme/api to team 4",
             "add v1.2.0",
@@ -1458,6 +1608,7 @@ mod tests {
         // Who is added decides between the team's two additions.
         let first = |q: &str| index.search(q, 2)[0].entry;
         assert_eq!(first("add user nora to team 4"), 1);
+        assert_eq!(first("add nora to team 4"), 1);
         assert_eq!(first("add marta-k to team 4"), 1);
     }
 
@@ -1626,5 +1777,221 @@ mod tests {
             "{names:?}"
         );
         assert!(names.contains(&"show"), "{names:?}");
+    }
+
+    /// The names of `entries`, best first, for `query`; the first scores more than the next,
+    /// so that no test passes by the entries' order.
+    fn ranked(entries: &[Entry], vocabulary: Vocabulary, query: &str) -> Vec<String> {
+        let names: Vec<String> = entries.iter().map(|e| e.name.to_owned()).collect();
+        let hits = SearchIndex::new(entries.iter().cloned(), vocabulary).search(query, 10);
+        if let [first, second, ..] = &hits[..] {
+            assert!(first.score > second.score, "a tie for {query}: {hits:?}");
+        }
+        hits.into_iter()
+            .map(|hit| names[hit.entry].clone())
+            .collect()
+    }
+
+    fn at<'a>(name: &'a str, path: &str, read_only: bool) -> Entry<'a> {
+        Entry {
+            name,
+            title: name,
+            read_only,
+            deletes: name.starts_with("delete"),
+            path: path.to_owned(),
+            ..Entry::default()
+        }
+    }
+
+    #[test]
+    fn a_tool_that_takes_what_the_query_gives_comes_first() {
+        let vocabulary = || {
+            Vocabulary::new([], [])
+                .with_intents(&["list".to_owned()], &[], &["delete".to_owned()])
+                .with_verbs([
+                    ("delete", &["delete".to_owned()][..]),
+                    ("list", &["list".to_owned()][..]),
+                ])
+        };
+        // One number given: not the tool that also wants the issue's.
+        let comments = [
+            at(
+                "delete_issue_comment_by_index",
+                "/repos/{owner}/{repo}/issues/{index}/comments/{id}",
+                false,
+            ),
+            at(
+                "delete_issue_comment",
+                "/repos/{owner}/{repo}/issues/comments/{id}",
+                false,
+            ),
+        ];
+        let found = ranked(
+            &comments,
+            vocabulary(),
+            "delete issue comment 7788 in acme/app",
+        );
+        assert_eq!(found[0], "delete_issue_comment", "{found:?}");
+        // A repository named, or none.
+        let topics = [
+            at("list_repo_topics", "/repos/{owner}/{repo}/topics", true),
+            at("list_topics_search", "/topics/search", true),
+        ];
+        let found = ranked(&topics, vocabulary(), "list topics of acme/api");
+        assert_eq!(found[0], "list_repo_topics", "{found:?}");
+        let found = ranked(&topics, vocabulary(), "list topics matching rust");
+        assert_eq!(found[0], "list_topics_search", "{found:?}");
+    }
+
+    #[test]
+    fn an_order_starts_with_its_verb() {
+        let vocabulary = Vocabulary::new([], []);
+        let lead = |q: &str| vocabulary.read(q, 1.0).lead;
+        for order in [
+            "tag commit 7a6b5c4 as v1.4.0",
+            "archive the repo acme/old",
+            "label PR 15 in acme/app",
+            "fork acme/api to my account",
+        ] {
+            assert!(lead(order).is_some(), "{order}");
+        }
+        for name in [
+            "deploy keys acme/api",
+            "release id 88 in acme/app",
+            "team 17 details",
+            "tags in acme/app",
+        ] {
+            assert_eq!(lead(name), None, "{name}");
+        }
+        // A thing's name said first so asks to change it, and asks for its verb where a tool
+        // has it.
+        let entries = [
+            at("get_tag", "/repos/{owner}/{repo}/tags/{tag}", true),
+            at("create_tag", "/repos/{owner}/{repo}/tags", false),
+            at("transfer_repo", "/repos/{owner}/{repo}/transfer", false),
+            at(
+                "accept_repo_transfer",
+                "/repos/{owner}/{repo}/transfer/accept",
+                false,
+            ),
+        ];
+        let vocabulary = || Vocabulary::new([], []).with_intents(&["get".to_owned()], &[], &[]);
+        let found = ranked(
+            &entries,
+            vocabulary(),
+            "tag commit 7a6b5c4 as v1.4.0 in acme/app",
+        );
+        assert_eq!(found[0], "create_tag", "{found:?}");
+        let found = ranked(&entries, vocabulary(), "transfer acme/app to the finco org");
+        assert_eq!(found[0], "transfer_repo", "{found:?}");
+    }
+
+    #[test]
+    fn a_change_finds_the_field_it_sets_or_the_thing_it_makes() {
+        let vocabulary = || {
+            Vocabulary::new([], []).with_intents(
+                &[],
+                &["archive".to_owned(), "protect".to_owned()],
+                &[],
+            )
+        };
+        let entries = [
+            Entry {
+                args: vec!["description", "archived"],
+                ..at("update_repo", "/repos/{owner}/{repo}", false)
+            },
+            at("convert_repo", "/repos/{owner}/{repo}/convert", false),
+            at(
+                "create_tag_protection",
+                "/repos/{owner}/{repo}/tag_protections",
+                false,
+            ),
+            at("create_tag", "/repos/{owner}/{repo}/tags", false),
+        ];
+        let found = ranked(&entries, vocabulary(), "archive the repo acme/old");
+        assert_eq!(found[0], "update_repo", "{found:?}");
+        let found = ranked(
+            &entries,
+            vocabulary(),
+            "protect tags matching v* in acme/app",
+        );
+        assert_eq!(found[0], "create_tag_protection", "{found:?}");
+    }
+
+    #[test]
+    fn quoted_text_and_example_names_are_no_terms() {
+        let vocabulary = Vocabulary::new([], []).with_examples(&["acme".to_owned()]);
+        let terms = |q: &str| -> Vec<String> {
+            vocabulary
+                .read(q, 1.0)
+                .terms
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect()
+        };
+        assert_eq!(terms("comment 'merge it now' on PR 17"), ["comment", "pr"]);
+        // A keyword's example name is no term of the tool: a query naming the same
+        // organization does not find it by that name.
+        let keyword = ["show the acme org details".to_owned()];
+        let entry = Entry {
+            keywords: &keyword,
+            ..at("get_org", "/orgs/{org}", true)
+        };
+        let index = SearchIndex::new([entry], vocabulary);
+        assert!(
+            !index.frequency.contains_key("acme"),
+            "{:?}",
+            index.frequency
+        );
+        assert!(index.frequency.contains_key("detail"));
+        assert!(
+            index.docs[0]
+                .pairs
+                .contains(&("org".to_owned(), "detail".to_owned()))
+        );
+        assert!(
+            !index.docs[0]
+                .pairs
+                .iter()
+                .any(|(a, b)| a == "acme" || b == "acme")
+        );
+    }
+
+    #[test]
+    fn a_shaped_token_pairs_with_nothing_and_a_dotfile_names_its_kind() {
+        assert_eq!(
+            pairs_of("change the DEPLOY_ENV value"),
+            [("chang".to_owned(), "valu".to_owned())]
+        );
+        assert_eq!(
+            pairs_of("deploy env value"),
+            [
+                ("deploy".to_owned(), "env".to_owned()),
+                ("env".to_owned(), "valu".to_owned())
+            ]
+        );
+        let terms = Vocabulary::new([], [])
+            .read("show the Python .gitignore template", 1.0)
+            .terms;
+        assert!(terms.iter().any(|(t, _)| t == "gitignor"), "{terms:?}");
+        assert_eq!(dotfile(".gitignore"), Some("gitignore"));
+        assert_eq!(dotfile(".drone.yml"), None);
+        assert_eq!(dotfile("src/.env"), None);
+    }
+
+    #[test]
+    fn a_word_kept_among_its_synonyms_keeps_its_weight() {
+        let tag = ["tag".to_owned(), "label".to_owned()];
+        let vocabulary = Vocabulary::new([("tag", &tag[..])], []);
+        let terms = vocabulary.read("protect tags", 0.4).terms;
+        assert!(terms.contains(&("tag".to_owned(), 1.0)), "{terms:?}");
+        assert!(terms.contains(&("label".to_owned(), 0.4)), "{terms:?}");
+    }
+
+    #[test]
+    fn a_word_that_asks_in_the_plural_names_no_things() {
+        let vocabulary = Vocabulary::new([], []).with_verbs([("get", &["details".to_owned()][..])]);
+        assert!(!vocabulary.read("team 17 details", 1.0).plural);
+        assert!(vocabulary.read("team 17 members", 1.0).plural);
     }
 }

@@ -173,6 +173,10 @@ pub struct SearchDef {
     /// (`user tlee`, `the finco org`).
     #[serde(default)]
     pub whose: Vec<String>,
+    /// Names the keywords use as examples (`acme`, `alice`): they say nothing about which
+    /// tool, so no tool's text has them.
+    #[serde(default)]
+    pub examples: Vec<String>,
 }
 
 /// Words (or phrases) that tell a request to read from one to change something.

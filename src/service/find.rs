@@ -128,7 +128,6 @@ impl Finder {
                 keywords: &op.keywords,
                 read_only: op.read_only,
                 deletes: op.method == Method::Delete,
-                numbered: crate::engine::search::numbered(&op.path),
                 path: op.path.clone(),
                 generated: true,
                 ..Entry::default()

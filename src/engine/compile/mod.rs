@@ -269,6 +269,7 @@ impl Compiler {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             whose: search.whose.clone(),
+            examples: search.examples.clone(),
         }
     }
 }
