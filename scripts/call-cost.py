@@ -54,6 +54,10 @@ OPS = {
                                  "arguments": {"owner": "o", "repo": "r", "index": 1}}),
     "labels read": ("resources/read", {"uri": "forgejo://repo/o/r/labels"}),
     "tools/list": ("tools/list", {}),
+    # The first call builds the search index: run with `--calls 1` and `--calls 21` and take
+    # the difference over 20 for what one more search costs.
+    "search_tools": ("tools/call", {"name": "search_tools",
+                                    "arguments": {"query": "delete comment 7788 in acme/app"}}),
 }
 
 def instructions(binary, url, op, calls):
@@ -81,7 +85,8 @@ def instructions(binary, url, op, calls):
 def memory(binary, url, reads):
     proc = subprocess.Popen([binary, "--url", url], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    ops = [op for op in OPS.values() if op and op[0] != "tools/list"]
+    ops = [op for op in OPS.values() if op and op[0] != "tools/list"
+           and op[1].get("name") != "search_tools"]
     lines = [message(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                        "clientInfo": {"name": "call-cost", "version": "1"}}),
              json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",

@@ -254,6 +254,9 @@ pub enum Shape {
 impl Shape {
     /// The shape of one whitespace-separated token of a query, if it has one.
     pub fn of(token: &str) -> Option<Shape> {
+        if !token.bytes().any(in_shapes) {
+            return None;
+        }
         let t = token.trim_matches(|c: char| "\"'`,;:!?()[]{}<>".contains(c));
         let t = t.strip_suffix('.').unwrap_or(t);
         if t.is_empty() || t.contains("://") {
@@ -319,6 +322,12 @@ fn dotfile(token: &str) -> Option<&str> {
         .trim_matches(|c: char| "\"'`,;:!?()[]{}<>".contains(c))
         .strip_prefix('.')?;
     (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())).then_some(name)
+}
+
+/// Whether a byte is one that every token with a shape has one of (a digit, `/`, `.`, `_`, `=`
+/// or `#`): a text without any has no shaped token.
+fn in_shapes(b: u8) -> bool {
+    b.is_ascii_digit() || b"/._=#".contains(&b)
 }
 
 /// Whether `t` is a name in capitals joined by underscores, or any name given a value:
@@ -454,8 +463,9 @@ pub struct Vocabulary {
     known: std::collections::HashSet<String>,
     /// Words that say a name next to them is somebody's (`user`, `org`), stemmed.
     whose: Vec<String>,
-    /// Names the keywords use as examples, stemmed: no term of any tool.
-    examples: std::collections::HashSet<String>,
+    /// Names the keywords use as examples, stemmed: no term of any tool. A few words,
+    /// compared one by one (cheaper than hashing every word of every keyword).
+    examples: Vec<String>,
 }
 
 /// What a query asks for: its weighted terms, and whether it asks to change something (`Some
@@ -962,12 +972,18 @@ struct Doc {
 /// known by its shape (`acme/api`, `DEPLOY_ENV=prod`) says which thing, so its words pair with
 /// nothing.
 fn pairs_of(text: &str) -> Vec<(String, String)> {
-    let stems: Vec<String> = text
-        .split_whitespace()
-        .filter(|token| Shape::of(token).is_none())
-        .flat_map(words)
+    let kept: Vec<String> = match text.bytes().any(in_shapes) {
+        true => text
+            .split_whitespace()
+            .filter(|token| Shape::of(token).is_none())
+            .flat_map(words)
+            .collect(),
+        false => words(text).collect(),
+    };
+    let stems: Vec<String> = kept
+        .iter()
         .filter(|w| !is_stop_word(w))
-        .map(|w| stem(&w))
+        .map(|w| stem(w))
         .collect();
     stems
         .windows(2)
