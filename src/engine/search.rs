@@ -7,12 +7,14 @@
 //! `search.yaml`'s synonyms (what people say → the words the tools use). Its terms are what it
 //! names: a word that only asks for something to be done (`show`, `add`, `delete`) is no term,
 //! unless some tool acts on it (`merge`, `review`), and neither is a number. What is asked to
-//! be done is scored apart, against each tool's verb and whether it reads, changes or removes;
-//! so are where the thing lives (`search.scopes`: an organization, your account, the site
-//! administrator's, against the tool's path), a thing named by its number (a tool whose path
-//! takes one), and a thing named only in the singular (a tool that gets one). The words of a
-//! tool's name the query does not mention cost part of their worth. Generated tools rank a
-//! little below curated ones that match as well, since the curated ones are shaped for agents.
+//! be done is scored apart, against each tool's verb and whether it reads, changes or removes
+//! (an order's first word is its verb: `tag commit 7a6b5c4`); so are where the thing lives
+//! (`search.scopes`: an organization, your account, the site administrator's, against the
+//! tool's path), what the query gives against what the path takes (numbers, values, a
+//! repository, somebody: `search/slots.rs`), and a thing named only in the singular (a tool
+//! that gets one). Quoted text is a value, not words about which tool. The words of a tool's
+//! name the query does not mention cost part of their worth. Generated tools rank a little
+//! below curated ones that match as well, since the curated ones are shaped for agents.
 //!
 //! ```
 //! use forgelens::engine::search::stem;
@@ -868,7 +870,7 @@ impl Vocabulary {
         // (`archive` → `archived`).
         let acts = terms
             .iter()
-            .filter(|(term, _)| !self.is_content(term))
+            .filter(|(term, _)| !self.is_content(term) && !term.bytes().all(|b| b.is_ascii_digit()))
             .map(|(term, _)| term.clone())
             .collect();
         terms.retain(|(term, _)| self.is_content(term));
