@@ -82,17 +82,23 @@ def instructions(binary, url, op, calls):
         err = proc.stderr.read(); proc.wait()
         return int(re.search(r"Collected : (\d+)", err).group(1))
 
-def memory(binary, url, reads):
-    proc = subprocess.Popen([binary, "--url", url], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def session(reads):
+    """The requests of a session as a client makes them: `initialize`, `tools/list` once, then
+    `reads` reads cycling through the operations above (never a search, which builds an index
+    a reading session does not). scripts/resident-code.py and scripts/ordered-build.py send it
+    too."""
     ops = [op for op in OPS.values() if op and op[0] != "tools/list"
            and op[1].get("name") != "search_tools"]
     lines = [message(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                        "clientInfo": {"name": "call-cost", "version": "1"}}),
              json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
              message(1, "tools/list", {})]
-    lines += [message(i + 2, *ops[i % len(ops)]) for i in range(reads)]
-    for line in lines:
+    return lines + [message(i + 2, *ops[i % len(ops)]) for i in range(reads)]
+
+def memory(binary, url, reads):
+    proc = subprocess.Popen([binary, "--url", url], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in session(reads):
         proc.stdin.write(line); proc.stdin.flush()
         if '"id"' in line:
             answer = json.loads(proc.stdout.readline())

@@ -17,7 +17,7 @@ order, written to target/ordered/functions.order; the link again with that file;
 stripped and copied to PATH (default target/ordered/forgelens). Needs valgrind, nm and strip,
 and a toolchain that links with lld (Rust 1.90 and later on x86_64 Linux do by default).
 """
-import bisect, http.server, json, os, re, shutil, subprocess, sys, tempfile, threading
+import bisect, http.server, os, re, shutil, subprocess, sys, tempfile, threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(ROOT, "target", "ordered")
@@ -38,18 +38,9 @@ def build():
     subprocess.run(["cargo", "build", "--profile", "dist"], cwd=ROOT, env=env, check=True)
 
 
-def session(url, reads=60):
+def session(reads=60):
     """The requests of one session: start-up, the tool list, reads of every kind, a search."""
-    message = COST["message"]
-    reads_ops = [op for op in COST["OPS"].values()
-                 if op and op[0] != "tools/list" and op[1].get("name") != "search_tools"]
-    lines = [message(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                       "clientInfo": {"name": "ordered-build", "version": "1"}}),
-             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
-             message(1, "tools/list", {})]
-    lines += [message(i + 2, *reads_ops[i % len(reads_ops)]) for i in range(reads)]
-    lines.append(message(reads + 2, *COST["OPS"]["search_tools"]))
-    return lines
+    return COST["session"](reads) + [COST["message"](reads + 2, *COST["OPS"]["search_tools"])]
 
 
 def executed(url, out):
@@ -59,7 +50,7 @@ def executed(url, out):
                              "--cache-ttl-ms", "0"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    for line in session(url):
+    for line in session():
         proc.stdin.write(line); proc.stdin.flush()
         if '"id"' in line:
             proc.stdout.readline()

@@ -10,7 +10,7 @@ of scripts/call-cost.py, sends `tools/list` and READS reads (default 2000), then
 its pages are present (/proc/PID/pagemap, as root) and names each code page by the function at
 its middle. Not a timing: a figure for docs/performance.md, with its command.
 """
-import bisect, collections, http.server, json, os, re, struct, subprocess, sys, threading
+import bisect, collections, http.server, os, re, struct, subprocess, sys, threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _source = open(os.path.join(ROOT, "scripts", "call-cost.py")).read().rsplit("\nmain()", 1)[0]
@@ -33,15 +33,7 @@ def main():
     url = f"http://127.0.0.1:{server.server_address[1]}"
     proc = subprocess.Popen([binary, "--url", url], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    message = COST["message"]
-    ops = [op for op in COST["OPS"].values()
-           if op and op[0] != "tools/list" and op[1].get("name") != "search_tools"]
-    lines = [message(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                       "clientInfo": {"name": "resident-code", "version": "1"}}),
-             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
-             message(1, "tools/list", {})]
-    lines += [message(i + 2, *ops[i % len(ops)]) for i in range(reads)]
-    for line in lines:
+    for line in COST["session"](reads):
         proc.stdin.write(line); proc.stdin.flush()
         if '"id"' in line:
             proc.stdout.readline()

@@ -30,6 +30,14 @@ fn search(service: &Service, arguments: Value) -> Value {
     }
 }
 
+/// The name of the first tool `search_tools` ranks for `query`.
+fn first(service: &Service, query: &str) -> String {
+    search(service, json!({"query": query, "limit": 5}))["tools"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// Ranks every phrasing through `search_tools` itself.
 fn measure(service: &Service, cases: &[Case]) -> Score {
     search_eval::measure(service.catalog(), cases, |query| {
@@ -173,12 +181,7 @@ fn a_hit_names_the_tool_its_arguments_and_how_to_call_it() {
 #[test]
 fn durations_plurals_and_apostrophes_are_read() {
     let service = service(None);
-    let first = |query: &str| {
-        search(&service, json!({"query": query, "limit": 5}))["tools"][0]["name"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let first = |query: &str| first(&service, query);
     for query in ["log 45m on #3", "2h15m spent on issue 8 yesterday"] {
         assert!(
             first(query).contains("tracked_time"),
@@ -202,12 +205,7 @@ fn durations_plurals_and_apostrophes_are_read() {
 #[test]
 fn what_a_query_gives_its_first_word_and_its_quotes_are_read() {
     let service = service(None);
-    let first = |query: &str| {
-        search(&service, json!({"query": query, "limit": 5}))["tools"][0]["name"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let first = |query: &str| first(&service, query);
     for (query, tool) in [
         // One number given: not the tool that also wants the issue's.
         ("delete comment 7788 in acme/app", "delete_issue_comment"),
