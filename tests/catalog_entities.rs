@@ -377,7 +377,7 @@ async fn a_hook_secret_never_appears_in_any_output() {
         .await;
     assert_eq!(ids(&tool["items"]), [5, 6]);
     outputs.push(tool.to_string());
-    outputs.push(server.log());
+    outputs.push(server.finish().await);
     for output in &outputs {
         for secret in HOOK_SECRETS {
             assert!(!output.contains(secret), "`{secret}` leaked into: {output}");
@@ -390,7 +390,6 @@ async fn a_hook_secret_never_appears_in_any_output() {
     ))
     .unwrap();
     assert!(HOOK_SECRETS.iter().all(|s| hook_answer.contains(s)));
-    server.stop().await;
 }
 
 #[tokio::test]

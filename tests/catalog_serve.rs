@@ -463,12 +463,8 @@ async fn catalog_from_instance_fetches_once_then_uses_the_cache() {
             .any(|t| t.name == "forgejo_issue_get_milestones_list")
     );
     assert_eq!(fetches(&forge), 2);
-    assert!(
-        server.log().contains("using the cached copy"),
-        "{}",
-        server.log()
-    );
-    server.stop().await;
+    let log = server.finish().await;
+    assert!(log.contains("using the cached copy"), "{log}");
     assert_eq!(
         std::fs::read_to_string(&cached).unwrap(),
         MINI,

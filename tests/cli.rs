@@ -358,12 +358,8 @@ async fn forge_url_mistakes_are_explained() {
         .env("RUST_LOG", "info")
         .spawn()
         .await;
-    assert!(
-        server.log().contains(&format!("forge={}", forge.url())),
-        "{}",
-        server.log()
-    );
-    server.stop().await;
+    let log = server.finish().await;
+    assert!(log.contains(&format!("forge={}", forge.url())), "{log}");
 }
 
 /// `forgelens list` prints what is offered, and a misspelt tool name gets a suggestion, not a

@@ -276,7 +276,7 @@ async fn secret_arguments_reach_no_log_line_at_any_level() {
                 .any(|r| String::from_utf8_lossy(&r.raw_body).contains(SECRET)),
             "the secret reached the forge"
         );
-        let log = server.log();
+        let log = server.finish().await;
         if level != "info" {
             assert!(
                 log.contains("DEBUG"),
@@ -286,7 +286,6 @@ async fn secret_arguments_reach_no_log_line_at_any_level() {
         for value in [SECRET, HOOK_SECRET, HOOK_HEADER, CONTENT] {
             assert!(!log.contains(value), "{level}: {value} was logged:\n{log}");
         }
-        server.stop().await;
     }
 }
 
@@ -331,10 +330,9 @@ async fn a_token_echoed_by_the_forge_is_scrubbed() {
         .read("forgejo://repo/acme/widgets/label/3")
         .await
         .unwrap();
-    let seen = format!("{error:?} {called:?} {result:?} {}", server.log());
+    let seen = format!("{error:?} {called:?} {result:?} {}", server.finish().await);
     assert!(seen.contains("Authorization: token ***"), "{seen}");
     assert!(!seen.contains(TOKEN), "the token leaked: {seen}");
-    server.stop().await;
 
     let http = Launch::new(&forge)
         .env("RUST_LOG", "info")
@@ -345,7 +343,8 @@ async fn a_token_echoed_by_the_forge_is_scrubbed() {
         .read("forgejo://repo/acme/widgets/label/2")
         .await
         .unwrap_err();
-    let seen = format!("{error:?} {}", http.log());
+    client.stop().await;
+    let seen = format!("{error:?} {}", http.finish().await);
     assert!(seen.contains("Authorization: token ***"), "{seen}");
     assert!(
         !seen.contains(CLIENT_TOKEN),
@@ -395,7 +394,7 @@ async fn forge_text_cannot_forge_a_log_line() {
         "{}",
         error.message
     );
-    let log = server.log();
+    let log = server.finish().await;
     assert!(
         log.contains("nope\\n2026"),
         "the forge's message is logged escaped:\n{log}"
@@ -406,7 +405,6 @@ async fn forge_text_cannot_forge_a_log_line() {
         "a forged line:\n{log}"
     );
     assert!(!log.contains('\u{1b}'), "an escape reached the log:\n{log}");
-    server.stop().await;
 }
 
 /// Smaller faults: a `Retry-After` date is waited for, a binary error body is described and

@@ -196,7 +196,10 @@ async fn concurrent_clients_each_send_their_own_token_upstream() {
     let (code, _) = bob.read_error("forgejo://repo/acme/secret/label/7").await;
     assert_eq!(code, -32002);
 
-    let log = http.log();
+    for server in [alice, bob, carol] {
+        server.stop().await;
+    }
+    let log = http.finish().await;
     for secret in [GOOD_TOKEN, NO_SCOPE_TOKEN, CONFIGURED_TOKEN] {
         assert!(!log.contains(secret), "a token leaked into the log:\n{log}");
     }
@@ -215,9 +218,6 @@ async fn concurrent_clients_each_send_their_own_token_upstream() {
             .any(|l| l.contains("mcp_method=resources/read") && l.contains("auth=configured")),
         "{log}"
     );
-    for server in [alice, bob, carol] {
-        server.stop().await;
-    }
 }
 
 #[tokio::test]
@@ -369,7 +369,8 @@ async fn a_body_over_the_limit_is_refused() {
         .await
         .unwrap();
     assert_eq!(streamed.status(), 413);
-    assert!(http.log().contains("status=413"), "{}", http.log());
+    let log = http.finish().await;
+    assert!(log.contains("status=413"), "{log}");
 }
 
 #[tokio::test]

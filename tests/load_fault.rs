@@ -422,7 +422,7 @@ async fn forge_faults() -> (Tally, Tally) {
         .arg("--timeout")
         .arg("2")
         .full()
-        .start()
+        .spawn()
         .await;
     let outcomes: Vec<_> = futures::stream::iter(0..FAULT_ATTEMPTS)
         .map(|i| fault_attempt(&server, &forge, i))
@@ -458,7 +458,7 @@ async fn forge_faults() -> (Tally, Tally) {
         tally.fail(format!("no answer after the run: {e:?}"));
     }
     let mut logged = Tally::new("a. stdio forge faults: log clean");
-    let log = server.log();
+    let log = server.finish().await;
     logged.record(if log.contains(TOKEN) {
         Err("the token is in the log".into())
     } else if log.contains('\u{1b}') {
@@ -474,7 +474,6 @@ async fn forge_faults() -> (Tally, Tally) {
     } else {
         Ok(())
     });
-    server.stop().await;
     (tally, logged)
 }
 
@@ -968,8 +967,9 @@ async fn crowd_at_default_settings() -> (Tally, String) {
         (CROWD_IDLE, CROWD_SLOW),
     )
     .await;
-    if http.log().contains("cannot accept") {
-        tally.fail(format!("accepting failed:\n{}", http.log()));
+    let log = http.finish().await;
+    if log.contains("cannot accept") {
+        tally.fail(format!("accepting failed:\n{log}"));
     }
     (tally, figures)
 }

@@ -140,19 +140,10 @@ impl World {
     }
 
     async fn restart(&mut self) {
+        // Each old process has exited, and freed its port, when its log is whole.
         for server in std::mem::take(&mut self.servers) {
-            let log = server.log();
+            let log = server.finish().await;
             self.seen.lock().unwrap().push_str(&log);
-        }
-        // The old processes are killed on drop; wait until their ports are free again.
-        for port in &self.ports {
-            let addr = format!("127.0.0.1:{port}");
-            for _ in 0..500 {
-                if std::net::TcpStream::connect(&addr).is_err() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
         }
         self.launch().await;
     }
@@ -329,11 +320,12 @@ impl World {
     }
 
     /// Fails when any forge token, refresh token or the application's secret appears in what
-    /// forgelens sent or logged, or unsealed in its store.
-    pub(crate) fn assert_no_forge_secret(&self) {
+    /// forgelens sent or logged, or unsealed in its store. It stops the servers first, so that
+    /// every line they logged is read.
+    pub(crate) async fn assert_no_forge_secret(self) {
         let mut all = self.seen.lock().unwrap().clone();
-        for server in &self.servers {
-            all.push_str(&server.log());
+        for server in self.servers {
+            all.push_str(&server.finish().await);
         }
         all.push_str(&String::from_utf8_lossy(
             &std::fs::read(self.dir.path().join("store.json")).unwrap_or_default(),
@@ -490,7 +482,7 @@ async fn a_real_mcp_clients_oauth_flow_signs_in_and_calls_a_tool_with_the_users_
             .all(|a| a.starts_with(&format!("token {ACCESS_PREFIX}"))),
         "the forge saw the user's own forge token: {used:?}"
     );
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -626,7 +618,7 @@ async fn pkce_codes_and_audiences_are_held_to_the_letter() {
         status, 401,
         "a forge token is never accepted as a bearer token"
     );
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 fn clone_claims(c: &forgelens::oauth::tokens::Claims) -> forgelens::oauth::tokens::Claims {
@@ -715,7 +707,7 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_sign_in() {
         world.mcp(Some(&access), "tools/list", json!({})).await.0,
         401
     );
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -775,7 +767,7 @@ async fn a_sign_in_reaches_no_further_than_its_scopes_on_any_path() {
         forge_calls,
         "nothing beyond the scopes reached the forge"
     );
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -815,7 +807,7 @@ async fn the_forge_revoking_its_grant_ends_the_sign_in_and_tokens_are_refreshed_
     assert!(challenge.contains("resource_metadata="), "{challenge}");
     let (status, _, _) = world.mcp(Some(&access), "tools/list", json!({})).await;
     assert_eq!(status, 401, "the sign-in is over");
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -832,7 +824,7 @@ async fn sign_ins_survive_a_restart() {
         .refresh(&client, tokens["refresh_token"].as_str().unwrap())
         .await;
     assert_eq!(status, 200);
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -951,7 +943,7 @@ async fn authorization_requests_are_refused_without_sending_anyone_elsewhere() {
         .await;
     assert_eq!(status, 400);
     assert!(headers.get(header::LOCATION).is_none());
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -1018,7 +1010,7 @@ async fn client_metadata_documents_are_fetched_with_limits_and_checked() {
         assert!(headers.get(header::LOCATION).is_none());
         assert!(page.contains(said), "{path}: {page}");
     }
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -1076,5 +1068,5 @@ async fn a_second_sign_in_with_other_scopes_says_how_to_widen_access() {
     );
     let said = param(&browsed.redirect, "error_description").unwrap();
     assert!(said.contains("revoke it in the forge's settings"), "{said}");
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }

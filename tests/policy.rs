@@ -553,8 +553,7 @@ async fn a_token_the_forge_echoes_never_comes_back() {
             serde_json::to_string(&result.structured_content).unwrap()
         ));
     }
-    let log = server.log();
-    server.stop().await;
+    let log = server.finish().await;
     for text in seen.iter().chain(std::iter::once(&log)) {
         assert!(
             !text.contains(GOOD_TOKEN) && !text.contains("ood-token-0123456789"),
@@ -589,7 +588,7 @@ async fn a_clients_own_token_echoed_over_http_never_comes_back() {
     let text = result_text(&result);
     assert_eq!(result.is_error, Some(true), "{text}");
     server.stop().await;
-    let log = http.log();
+    let log = http.finish().await;
     assert!(!text.contains(CLIENT), "{text}");
     assert!(!log.contains(CLIENT), "{log}");
 }
@@ -821,8 +820,7 @@ async fn no_redirect_of_the_corpus_leaks_the_token_or_leaves_the_allow_list() {
             Err(error) => seen.push(format!("{} read: {error:?}", p["id"])),
         }
     }
-    let log = server.log();
-    server.stop().await;
+    let log = server.finish().await;
     for text in seen.iter().chain(std::iter::once(&log)) {
         assert!(!text.contains(GOOD_TOKEN), "{text}");
     }

@@ -165,7 +165,7 @@ async fn a_failed_read_is_logged_once() {
         .await
         .unwrap_err();
     assert_eq!(error.code.0, -32003, "{error:?}");
-    let log = server.log();
+    let log = server.finish().await;
     // The lines a default log level shows (the test's own level adds debug lines).
     let lines: Vec<&str> = log
         .lines()
@@ -174,7 +174,6 @@ async fn a_failed_read_is_logged_once() {
         .collect();
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains("INFO"), "{log}");
-    server.stop().await;
 }
 
 /// Arguments and answers a model gets wrong get an answer that says what to do: a file's path

@@ -160,7 +160,7 @@ async fn a_sign_in_made_across_replicas_holds_on_each_and_ends_on_each() {
         "both replicas were asked: {before:?} → {after:?}"
     );
     assert!(revoked.elapsed() < Duration::from_secs(1));
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]
@@ -214,7 +214,7 @@ async fn a_store_outage_refuses_sign_ins_plainly_and_ends_by_itself() {
         status, 200,
         "the refresh token outlived the outage: {rotated}"
     );
-    world.assert_no_forge_secret();
+    world.assert_no_forge_secret().await;
 }
 
 #[tokio::test]

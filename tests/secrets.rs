@@ -58,7 +58,7 @@ async fn the_token_appears_in_no_log_error_or_result() {
             .iter()
             .any(|r| r.header("authorization") == Some(&format!("token {NO_SCOPE_TOKEN}")))
     );
-    let log = server.log();
+    let log = server.finish().await;
     assert!(
         log.contains("TRACE") || log.contains("DEBUG"),
         "the log ran at trace level"
@@ -66,5 +66,4 @@ async fn the_token_appears_in_no_log_error_or_result() {
     for text in seen.iter().chain(std::iter::once(&log)) {
         assert!(!text.contains(NO_SCOPE_TOKEN), "the token leaked: {text}");
     }
-    server.stop().await;
 }

@@ -27,7 +27,7 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 pub use self::fake_forge::FakeForge;
 
@@ -106,32 +106,63 @@ impl Launch {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the forgelens binary starts");
-        let log = Arc::new(Mutex::new(String::new()));
-        if let Some(mut stderr) = stderr {
-            let log = log.clone();
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stderr.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    log.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
+        let stderr = stderr.expect("stderr is piped");
+        let stderr = Stderr::gather(tokio::io::BufReader::new(stderr), String::new());
         let pid = transport.id().expect("a started child has a pid");
         let client = ().serve(transport).await.expect("the MCP handshake succeeds");
-        Server::without_client_cache(client, Some(log), Some(pid)).await
+        Server::without_client_cache(client, Some(stderr), Some(pid)).await
+    }
+}
+
+/// What a spawned server writes to stderr, gathered by a task as it arrives. A line the server
+/// has written may still be in the pipe: what it logged is complete only once it has exited.
+pub struct Stderr {
+    text: Arc<Mutex<String>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Stderr {
+    /// Gathers `stream` after `start`, what was read of it already.
+    fn gather(mut stream: impl AsyncBufRead + Unpin + Send + 'static, start: String) -> Stderr {
+        let text = Arc::new(Mutex::new(start));
+        let gathered = text.clone();
+        let reader = tokio::spawn(async move {
+            let mut line = Vec::new();
+            while let Ok(n) = stream.read_until(b'\n', &mut line).await {
+                if n == 0 {
+                    break;
+                }
+                gathered
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&line));
+                line.clear();
+            }
+        });
+        Stderr { text, reader }
+    }
+
+    /// What has arrived so far: for polling, or for a message.
+    pub fn so_far(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// All of it, once the stream has ended; call it after the process has exited.
+    async fn whole(self) -> String {
+        tokio::time::timeout(std::time::Duration::from_secs(60), self.reader)
+            .await
+            .expect("stderr ends within 60s of the server's exit")
+            .expect("the stderr reader does not panic");
+        self.text.lock().unwrap().clone()
     }
 }
 
 /// A running server and its client.
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
-    /// What the server process writes to stderr; `None` in process.
-    log: Option<Arc<Mutex<String>>>,
+    /// What a spawned stdio server writes to stderr; `None` in process and over HTTP, where the
+    /// [`HttpServer`] holds it.
+    stderr: Option<Stderr>,
     /// The server process, for `/proc` measurements; `None` in process.
     pid: Option<u32>,
 }
@@ -141,13 +172,17 @@ impl Server {
     /// request must reach it.
     async fn without_client_cache(
         client: RunningService<RoleClient, ()>,
-        log: Option<Arc<Mutex<String>>>,
+        stderr: Option<Stderr>,
         pid: Option<u32>,
     ) -> Server {
         client
             .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
             .await;
-        Server { client, log, pid }
+        Server {
+            client,
+            stderr,
+            pid,
+        }
     }
 
     pub async fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
@@ -227,13 +262,14 @@ impl Server {
             .unwrap_or_else(|e| panic!("{tool}: protocol error {e:?}"))
     }
 
-    /// What the server wrote to stderr so far.
-    pub fn log(&self) -> String {
-        let log = self
-            .log
-            .as_ref()
-            .expect("an in-process server keeps no log: start it with Launch::spawn");
-        log.lock().unwrap().clone()
+    /// Stops the spawned server (its stdin closes, as when a client quits; rmcp waits for the
+    /// exit) and returns everything it wrote to stderr.
+    pub async fn finish(self) -> String {
+        let stderr = self
+            .stderr
+            .expect("only a spawned stdio server has a log here: start it with Launch::spawn");
+        let _ = self.client.cancel().await;
+        stderr.whole().await
     }
 
     /// The server's process id.
@@ -316,7 +352,7 @@ pub struct HttpServer {
     child: tokio::process::Child,
     /// `http://127.0.0.1:PORT`, as the server printed it.
     pub base: String,
-    log: Arc<Mutex<String>>,
+    stderr: Stderr,
 }
 
 impl Launch {
@@ -340,36 +376,30 @@ impl Launch {
             .kill_on_drop(true);
         let mut child = command.spawn().expect("the forgelens binary starts");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let mut lines = tokio::io::BufReader::new(stderr).lines();
-        let log = Arc::new(Mutex::new(String::new()));
+        let mut stderr = tokio::io::BufReader::new(stderr);
+        let mut log = String::new();
         let found = tokio::time::timeout(std::time::Duration::from_secs(30), async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                log.lock().unwrap().push_str(&format!("{line}\n"));
+            let mut line = String::new();
+            while stderr.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+                log.push_str(&line);
                 if let Some((_, url)) = line.split_once("listening on ") {
                     return Some(url.trim().trim_end_matches("/mcp").to_owned());
                 }
+                line.clear();
             }
             None
         })
         .await;
         let base = match found {
             Ok(Some(base)) => base,
-            Ok(None) => panic!(
-                "the server exited before listening:\n{}",
-                log.lock().unwrap()
-            ),
-            Err(_) => panic!(
-                "the server did not listen within 30s:\n{}",
-                log.lock().unwrap()
-            ),
+            Ok(None) => panic!("the server exited before listening:\n{log}"),
+            Err(_) => panic!("the server did not listen within 30s:\n{log}"),
         };
-        let rest = log.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                rest.lock().unwrap().push_str(&format!("{line}\n"));
-            }
-        });
-        HttpServer { child, base, log }
+        HttpServer {
+            child,
+            base,
+            stderr: Stderr::gather(stderr, log),
+        }
     }
 }
 
@@ -422,7 +452,7 @@ impl HttpServer {
         };
         Ok(Server::without_client_cache(
             client,
-            Some(self.log.clone()),
+            None,
             Some(self.child.id().expect("the HTTP server runs")),
         )
         .await)
@@ -452,18 +482,30 @@ impl HttpServer {
         self.child.id().expect("the server is running")
     }
 
-    /// Waits for the process to exit and returns its exit code.
+    /// Waits for the process to exit; its exit code and everything it wrote to stderr.
     pub async fn wait(mut self) -> (i32, String) {
         let status = tokio::time::timeout(std::time::Duration::from_secs(60), self.child.wait())
             .await
             .expect("the server exits within 60s")
             .expect("the server's status is readable");
-        (status.code().unwrap_or(-1), self.log())
+        (status.code().unwrap_or(-1), self.stderr.whole().await)
     }
 
-    /// What the server wrote to stderr so far.
+    /// Stops the server as a service manager would (SIGTERM, then it drains) and returns
+    /// everything it wrote to stderr.
+    pub async fn finish(self) -> String {
+        let stopped = std::process::Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(stopped.success(), "SIGTERM reaches the server");
+        self.wait().await.1
+    }
+
+    /// What the server wrote to stderr so far: a line may still be on its way, so poll for
+    /// what should come, or [`HttpServer::finish`] to read it all.
     pub fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
+        self.stderr.so_far()
     }
 }
 
