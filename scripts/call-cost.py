@@ -85,8 +85,8 @@ def instructions(binary, url, op, calls):
 def session(reads):
     """The requests of a session as a client makes them: `initialize`, `tools/list` once, then
     `reads` reads cycling through the operations above (never a search, which builds an index
-    a reading session does not). scripts/resident-code.py and scripts/ordered-build.py send it
-    too."""
+    a reading session does not). scripts/resident-code.py and scripts/session-functions.py
+    send it too."""
     ops = [op for op in OPS.values() if op and op[0] != "tools/list"
            and op[1].get("name") != "search_tools"]
     lines = [message(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},

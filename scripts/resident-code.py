@@ -4,8 +4,9 @@ pages are made of.
 
     scripts/resident-code.py BINARY [READS]
 
-BINARY must keep its symbols (`CARGO_PROFILE_DIST_STRIP=false cargo build --profile dist`,
-or scripts/ordered-build.py's target/ordered/dist/forgelens). Starts it against the fake forge
+BINARY must keep its symbols (`CARGO_PROFILE_DIST_STRIP=false cargo build --profile dist`).
+Such a build has other symbol names than the stripped dist build, so build.rs's ordering does
+not apply to it: this shows the compiler's layout. Starts it against the fake forge
 of scripts/call-cost.py, sends `tools/list` and READS reads (default 2000), then reads which of
 its pages are present (/proc/PID/pagemap, as root) and names each code page by the function at
 its middle. Not a timing: a figure for docs/performance.md, with its command.
