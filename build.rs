@@ -6,13 +6,17 @@
 //! links those first, which keeps about 6 MiB less resident per server (docs/performance.md,
 //! "Where the resident code goes"). Only the order changes, never the code.
 //!
-//! Only where the linker is known to be lld: x86_64 Linux with Rust 1.90 or later, and no
-//! linker chosen in cargo's configuration or the flags. Anywhere else the build is the same,
-//! in the compiler's order. A symbol the build lacks (another compiler, another dependency
-//! version) is skipped without a word: the layout is then only less good.
+//! Only where the linker takes the ordering option (lld, which rustc uses on x86_64 Linux since
+//! 1.90 when it ships it; mold), found by linking an empty program with it: a toolchain built
+//! by a distribution may link with GNU ld, which refuses the option. Anywhere else the build is
+//! the same, in the compiler's order. A symbol the build lacks (another compiler, another
+//! dependency version) is skipped without a word: the layout is then only less good.
 
 use std::env;
-use std::process::Command;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 const LIST: &str = "scripts/session-functions.txt";
 
@@ -20,16 +24,28 @@ fn main() {
     println!("cargo:rerun-if-changed={LIST}");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=FORGELENS_LINK_MAP");
-    let Ok(root) = env::var("CARGO_MANIFEST_DIR") else {
+    let (Ok(root), Ok(out)) = (env::var("CARGO_MANIFEST_DIR"), env::var("OUT_DIR")) else {
         return;
     };
     let list = format!("{root}/{LIST}");
     // `-Wl,` splits its argument at commas.
-    if !links_with_lld() || list.contains(',') {
+    if list.contains(',') {
         return;
     }
-    println!("cargo:rustc-link-arg-bin=forgelens=-Wl,--symbol-ordering-file={list}");
-    println!("cargo:rustc-link-arg-bin=forgelens=-Wl,--no-warn-symbol-ordering");
+    let ordering = [
+        format!("-Wl,--symbol-ordering-file={list}"),
+        "-Wl,--no-warn-symbol-ordering".to_owned(),
+    ];
+    if !links_with(&ordering, Path::new(&out)) {
+        println!(
+            "cargo:warning=the linker does not take --symbol-ordering-file (lld and mold do): \
+             forgelens is linked in the compiler's order, which keeps about 6 MiB more resident"
+        );
+        return;
+    }
+    for arg in &ordering {
+        println!("cargo:rustc-link-arg-bin=forgelens={arg}");
+    }
     // Where each function landed, for the script that records the list: it reads the stripped
     // binary a user gets, whose symbols differ from an unstripped build's (another profile).
     if let Some(map) = env::var("FORGELENS_LINK_MAP")
@@ -41,28 +57,46 @@ fn main() {
     }
 }
 
-/// Whether rustc links this build with lld, its default on x86_64 Linux since 1.90. A linker
-/// set in cargo's configuration (`RUSTC_LINKER`) or in the flags (`-C linker…`,
-/// `-C link-self-contained`, `-fuse-ld`) may be one that does not know the ordering option.
-fn links_with_lld() -> bool {
-    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    env::var("TARGET").is_ok_and(|target| target == "x86_64-unknown-linux-gnu")
-        && env::var_os("RUSTC_LINKER").is_none()
-        && !["linker", "link-self-contained", "fuse-ld"]
-            .iter()
-            .any(|flag| flags.contains(flag))
-        && rustc_minor().is_some_and(|minor| minor >= 90)
-}
-
-/// The minor version of the rustc cargo builds with (`rustc 1.95.0 (…)` → 95).
-fn rustc_minor() -> Option<u32> {
-    let rustc = env::var_os("RUSTC")?;
-    let out = Command::new(rustc).arg("-V").output().ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let version = text.split_whitespace().nth(1)?;
-    let mut parts = version.split('.');
-    match (parts.next(), parts.next()) {
-        (Some("1"), Some(minor)) => minor.parse().ok(),
-        _ => None,
+/// Whether the linker this build uses accepts `args`: an empty program is linked with them, with
+/// the same rustc, target, linker and flags as the crate (about 0.1 s).
+fn links_with(args: &[String], out: &Path) -> bool {
+    let (Some(rustc), Ok(target)) = (env::var_os("RUSTC"), env::var("TARGET")) else {
+        return false;
+    };
+    let mut probe = Command::new(rustc);
+    probe
+        .args([
+            "--crate-name",
+            "link_probe",
+            "--crate-type",
+            "bin",
+            "--target",
+        ])
+        .arg(target)
+        .arg("-o")
+        .arg(out.join("link-probe"))
+        .arg("-");
+    if let Some(linker) = env::var_os("RUSTC_LINKER") {
+        let mut choice = OsString::from("linker=");
+        choice.push(linker);
+        probe.arg("-C").arg(choice);
     }
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    probe.args(flags.split('\x1f').filter(|flag| !flag.is_empty()));
+    for arg in args {
+        probe.arg(format!("-Clink-arg={arg}"));
+    }
+    let Ok(mut child) = probe
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    let wrote = child
+        .stdin
+        .take()
+        .is_some_and(|mut stdin| stdin.write_all(b"fn main() {}\n").is_ok());
+    child.wait().is_ok_and(|status| status.success()) && wrote
 }

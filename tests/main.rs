@@ -29,6 +29,7 @@ mod http_slots;
 mod injection;
 mod labels;
 mod lifecycle;
+mod link_order;
 mod lint;
 mod load_fault;
 mod lockdown;
