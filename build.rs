@@ -14,7 +14,6 @@
 
 use std::env;
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -63,19 +62,17 @@ fn links_with(args: &[String], out: &Path) -> bool {
     let (Some(rustc), Ok(target)) = (env::var_os("RUSTC"), env::var("TARGET")) else {
         return false;
     };
+    let source = out.join("link-probe.rs");
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
+        return false;
+    }
     let mut probe = Command::new(rustc);
     probe
-        .args([
-            "--crate-name",
-            "link_probe",
-            "--crate-type",
-            "bin",
-            "--target",
-        ])
+        .args(["--crate-name", "link_probe", "--target"])
         .arg(target)
         .arg("-o")
         .arg(out.join("link-probe"))
-        .arg("-");
+        .arg(source);
     if let Some(linker) = env::var_os("RUSTC_LINKER") {
         let mut choice = OsString::from("linker=");
         choice.push(linker);
@@ -86,17 +83,9 @@ fn links_with(args: &[String], out: &Path) -> bool {
     for arg in args {
         probe.arg(format!("-Clink-arg={arg}"));
     }
-    let Ok(mut child) = probe
-        .stdin(Stdio::piped())
+    probe
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-    else {
-        return false;
-    };
-    let wrote = child
-        .stdin
-        .take()
-        .is_some_and(|mut stdin| stdin.write_all(b"fn main() {}\n").is_ok());
-    child.wait().is_ok_and(|status| status.success()) && wrote
+        .status()
+        .is_ok_and(|status| status.success())
 }
